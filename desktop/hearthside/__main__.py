@@ -1,0 +1,3 @@
+from hearthside.cli import main
+
+main()

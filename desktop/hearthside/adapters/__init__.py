@@ -1,0 +1,1 @@
+"""Adapters implement core's seams with real libraries; one adapter per library."""

@@ -1,0 +1,41 @@
+"""The one composition root shared by the CLI, the tray and headless mode.
+
+Services are built on first use so a CLI command only pays for what it touches (the
+``--version`` path imports none of this). Each service owns one concern.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import cached_property
+
+from .paths import AppPaths
+from .personas import PersonaService
+from .settings import SettingsStore
+
+
+class AppContext:
+    """Holds the app's paths, settings and services for one process."""
+
+    def __init__(self, paths: AppPaths | None = None, safe_mode: bool | None = None) -> None:
+        self.paths = paths or AppPaths.from_environment()
+        if safe_mode is None:
+            safe_mode = os.environ.get("HEARTHSIDE_SAFE_MODE", "") not in ("", "0", "false")
+        self.safe_mode = safe_mode
+
+    @cached_property
+    def settings(self) -> SettingsStore:
+        return SettingsStore(self.paths.settings_file)
+
+    @cached_property
+    def personas(self) -> PersonaService:
+        return PersonaService(self.paths, self.settings)
+
+    def soul_path(self, override: str | None = None) -> str:
+        """The soul file: ``--soul-file``, else the ``soul_file`` setting, else the default."""
+        if override:
+            return os.path.expanduser(override)
+        configured = self.settings.get("soul_file")
+        if isinstance(configured, str) and configured:
+            return os.path.expanduser(configured)
+        return str(self.paths.soul_file)

@@ -1,0 +1,149 @@
+"""``hearthside doctor``: what works on this desktop and where everything lives.
+
+Each check is a small function returning a :class:`Check`; later parts of the app add theirs to
+``CHECKS``. Qt is probed in a child process because Qt aborts the whole process when it cannot
+reach a display, and a diagnostic command must never die of the thing it diagnoses.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+
+from .context import AppContext
+
+
+@dataclass(frozen=True)
+class Check:
+    """One line of the doctor's report. ``status`` is ``ok``, ``warn`` or ``fail``."""
+
+    name: str
+    status: str
+    detail: str
+    data: dict[str, object] | None = None
+
+    def as_dict(self) -> dict[str, object]:
+        d = asdict(self)
+        if d["data"] is None:
+            d.pop("data")
+        return d
+
+
+_QT_PROBE = r"""
+import json, os, sys
+out = {"platform_requested": os.environ.get("QT_QPA_PLATFORM", "")}
+from PySide6.QtWidgets import QApplication, QSystemTrayIcon
+app = QApplication(sys.argv[:1])
+out["platform"] = app.platformName()
+out["tray"] = QSystemTrayIcon.isSystemTrayAvailable()
+out["messages"] = QSystemTrayIcon.supportsMessages()
+print(json.dumps(out))
+"""
+
+
+def probe_qt(timeout: float = 20.0) -> dict[str, object]:
+    """Ask a child Python what Qt sees: platform plugin, tray, notification balloons."""
+    env = dict(os.environ)
+    if sys.platform.startswith("linux") and not env.get("QT_QPA_PLATFORM"):
+        if not (env.get("DISPLAY") or env.get("WAYLAND_DISPLAY")):
+            return {"error": "no display (DISPLAY and WAYLAND_DISPLAY are unset)"}
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-c", _QT_PROBE], capture_output=True, text=True, timeout=timeout, env=env
+        )
+    except subprocess.TimeoutExpired:
+        return {"error": f"the Qt probe did not answer within {timeout:.0f} s"}
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or ["unknown error"])[-1]
+        return {"error": f"Qt could not start: {last}"}
+    try:
+        return dict(json.loads(proc.stdout.strip().splitlines()[-1]))
+    except (ValueError, IndexError):
+        return {"error": "the Qt probe printed nothing useful"}
+
+
+def check_python(app: AppContext) -> Check:
+    return Check("python", "ok", f"Python {platform.python_version()} at {sys.executable}")
+
+
+def check_qt(app: AppContext) -> Check:
+    info = probe_qt()
+    if "error" in info:
+        return Check("qt", "warn", f"{info['error']}; the tray cannot show here (try --headless)", info)
+    return Check("qt", "ok", f"Qt platform plugin: {info['platform']}", info)
+
+
+def check_tray(app: AppContext) -> Check:
+    info = probe_qt()
+    if "error" in info:
+        return Check("tray", "warn", "unknown: Qt could not start", info)
+    if info.get("tray"):
+        return Check("tray", "ok", "a system tray is available", info)
+    return Check("tray", "warn", "no system tray: Hearthside will show a small window instead", info)
+
+
+def check_notifications(app: AppContext) -> Check:
+    info = probe_qt()
+    # Offscreen, supportsMessages() claims True without a tray; only a tray can show balloons.
+    if info.get("tray") and info.get("messages"):
+        return Check("notifications", "ok", "desktop notifications through the tray", info)
+    bus = bool(os.environ.get("DBUS_SESSION_BUS_ADDRESS"))
+    detail = "no tray balloons; " + (
+        "a session bus exists, so the desktop notification service can be used"
+        if bus
+        else "no session bus either: notifications go to the log and history only"
+    )
+    return Check("notifications", "warn", detail, info)
+
+
+def check_locations(app: AppContext) -> Check:
+    paths = app.paths.as_dict()
+    paths["soul_file"] = app.soul_path()
+    return Check("locations", "ok", "where Hearthside keeps what", dict(paths))
+
+
+def check_settings(app: AppContext) -> Check:
+    app.settings.get("x")
+    if app.settings.error:
+        return Check("settings", "warn", app.settings.error)
+    return Check("settings", "ok", f"{app.paths.settings_file}")
+
+
+#: The checks, in report order. Later parts append their own.
+CHECKS: list[Callable[[AppContext], Check]] = [
+    check_python,
+    check_qt,
+    check_tray,
+    check_notifications,
+    check_locations,
+    check_settings,
+]
+
+
+def run_checks(app: AppContext) -> list[Check]:
+    """Run every check; a check that raises becomes a ``fail`` line, never a traceback."""
+    cache: dict[str, object] = {}
+    global probe_qt
+    real_probe = probe_qt
+
+    def cached_probe(timeout: float = 20.0) -> dict[str, object]:
+        if "qt" not in cache:
+            cache["qt"] = real_probe(timeout)
+        return dict(cache["qt"])  # type: ignore[arg-type]
+
+    probe_qt = cached_probe  # type: ignore[assignment]
+    try:
+        results = []
+        for check in CHECKS:
+            try:
+                results.append(check(app))
+            except Exception as exc:  # noqa: BLE001 - report, never crash
+                results.append(Check(check.__name__.removeprefix("check_"), "fail", f"{exc}"))
+        return results
+    finally:
+        probe_qt = real_probe  # type: ignore[assignment]

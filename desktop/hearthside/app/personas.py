@@ -1,0 +1,120 @@
+"""The persona service: which personas exist, composing them, creating a new one from templates.
+
+Personas are the folders under ``<config>/hearthside/personas/`` plus any folder the user added
+(an OpenClaw workspace, a Hermes home) listed in ``settings.toml`` under ``personas.folders``.
+The only write this service ever makes into a persona folder is ``create`` of a brand-new one.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from ..core.compose import BOOTSTRAP_ORDER, Composition, compose_persona
+from ..core.persona import validate_persona_name
+from .paths import AppPaths
+from .settings import SettingsStore
+
+
+class PersonaError(Exception):
+    """A persona action the user asked for could not be done; the message says why."""
+
+
+@dataclass(frozen=True)
+class PersonaInfo:
+    """A persona's name and folder, and which bootstrap files are in it."""
+
+    name: str
+    path: Path
+    files: tuple[str, ...]
+    exists: bool
+    source: str  # "personas" (the app's folder) or "added" (a folder from settings)
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "name": self.name,
+            "path": str(self.path),
+            "files": list(self.files),
+            "exists": self.exists,
+            "source": self.source,
+        }
+
+
+class PersonaService:
+    """Finds, composes and creates personas; never writes into an existing persona folder."""
+
+    def __init__(self, paths: AppPaths, settings: SettingsStore) -> None:
+        self.paths = paths
+        self.settings = settings
+
+    def added_folders(self) -> list[Path]:
+        raw = self.settings.get("personas.folders", []) or []
+        return [Path(os.path.expanduser(str(p))) for p in raw if isinstance(p, str)]
+
+    def list(self) -> list[PersonaInfo]:
+        """Every persona, sorted by name; an added folder that is gone is listed as missing."""
+        found: dict[str, PersonaInfo] = {}
+        root = self.paths.personas_dir
+        if root.is_dir():
+            for entry in sorted(root.iterdir()):
+                if entry.is_dir() and not entry.name.startswith("."):
+                    found[entry.name] = self._info(entry.name, entry, "personas")
+        for folder in self.added_folders():
+            name = folder.name if folder.name not in found else f"{folder.parent.name}-{folder.name}"
+            found.setdefault(name, self._info(name, folder, "added"))
+        return [found[k] for k in sorted(found)]
+
+    def _info(self, name: str, path: Path, source: str) -> PersonaInfo:
+        exists = path.is_dir()
+        files = tuple(n for n in BOOTSTRAP_ORDER if exists and (path / n).is_file())
+        return PersonaInfo(name, path, files, exists, source)
+
+    def get(self, name: str) -> PersonaInfo:
+        for info in self.list():
+            if info.name == name:
+                return info
+        raise PersonaError(
+            f"There is no persona named {name!r}. Run 'hearthside persona list' to see them, "
+            f"or 'hearthside persona new {name}' to create it."
+        )
+
+    def compose(self, folder: str | os.PathLike[str], exclude: frozenset[str] = frozenset()) -> Composition:
+        path = Path(folder).expanduser()
+        if not path.exists():
+            raise PersonaError(f"The persona folder {path} does not exist.")
+        if not path.is_dir():
+            raise PersonaError(f"{path} is not a folder; a persona is a folder of Markdown files.")
+        return compose_persona(path, exclude)
+
+    def create(self, name: str) -> Path:
+        """Create a new persona folder from the starter templates, create-only.
+
+        Refuses a name that exists (as anything) and never overwrites a file: each file is
+        opened with ``O_EXCL``, so even a race with another writer cannot clobber it.
+        """
+        reason = validate_persona_name(name)
+        if reason:
+            raise PersonaError(reason)
+        target = self.paths.personas_dir / name
+        if os.path.lexists(target):
+            raise PersonaError(
+                f"A persona folder already exists at {target}; Hearthside never overwrites it."
+            )
+        self.paths.personas_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            target.mkdir(mode=0o700)
+        except FileExistsError as exc:
+            raise PersonaError(f"A persona folder already exists at {target}.") from exc
+        for fname, text in starter_templates().items():
+            fd = os.open(target / fname, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(text.replace("{{name}}", name))
+        return target
+
+
+def starter_templates() -> dict[str, str]:
+    """The seven starter files shipped in ``hearthside/templates``, by bootstrap name."""
+    pkg = resources.files("hearthside") / "templates"
+    return {n: (pkg / n).read_text(encoding="utf-8") for n in BOOTSTRAP_ORDER}

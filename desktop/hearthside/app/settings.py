@@ -1,0 +1,102 @@
+"""The app's settings file (``settings.toml``): read leniently, written atomically.
+
+A file that does not parse is never overwritten blindly: reads fall back to defaults and say
+why, and the first save keeps the broken file as a backup before writing a new one.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import threading
+import tomllib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+
+from ..adapters.atomicfile import keep_backup, write_atomic
+
+log = logging.getLogger(__name__)
+
+_MISSING = object()
+
+
+class SettingsStore:
+    """Dotted-key access to ``settings.toml`` (e.g. ``get("model.base_url")``)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.error = ""
+        self._lock = threading.RLock()
+        self._data: dict[str, Any] | None = None
+
+    def _load(self) -> dict[str, Any]:
+        if self._data is not None:
+            return self._data
+        try:
+            raw = self.path.read_bytes()
+        except FileNotFoundError:
+            self._data = {}
+            return self._data
+        except OSError as exc:
+            self.error = f"Could not read {self.path}: {exc.strerror or exc}; using defaults."
+            log.warning(self.error)
+            self._data = {}
+            return self._data
+        try:
+            self._data = tomllib.loads(raw.decode("utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            self.error = (
+                f"{self.path} could not be parsed ({exc}); using defaults. The file is kept and "
+                "will be saved aside as a backup before Hearthside writes settings again."
+            )
+            log.warning(self.error)
+            self._data = {}
+        return self._data
+
+    def reload(self) -> None:
+        with self._lock:
+            self._data = None
+            self.error = ""
+
+    def all(self) -> dict[str, Any]:
+        with self._lock:
+            return copy.deepcopy(self._load())
+
+    def get(self, key: str, default: Any = None) -> Any:
+        with self._lock:
+            node: Any = self._load()
+            for part in key.split("."):
+                if not isinstance(node, dict) or part not in node:
+                    return default
+                node = node[part]
+            return copy.deepcopy(node)
+
+    def set(self, key: str, value: Any) -> None:
+        """Set one value and save; ``None`` removes the key."""
+
+        def mutate(data: dict[str, Any]) -> None:
+            parts = key.split(".")
+            node = data
+            for part in parts[:-1]:
+                node = node.setdefault(part, {})
+            if value is None:
+                node.pop(parts[-1], None)
+            else:
+                node[parts[-1]] = value
+
+        self.update(mutate)
+
+    def update(self, mutate: Callable[[dict[str, Any]], None]) -> None:
+        """Apply ``mutate`` to a copy of the settings and write the result atomically."""
+        with self._lock:
+            data = copy.deepcopy(self._load())
+            mutate(data)
+            if self.error and self.path.exists():
+                backup = keep_backup(self.path)
+                log.warning("Kept the unparsable settings file as %s", backup)
+                self.error = ""
+            write_atomic(self.path, tomli_w.dumps(data))
+            self._data = data

@@ -1,0 +1,74 @@
+"""The ``hearthside`` command line (contract section 11).
+
+Each command group lives in its own module and is imported only when used, so
+``hearthside --version`` stays fast and a broken optional part cannot stop the others.
+Exit codes: 0 success, 1 a handled failure (one line on stderr), 2 bad usage.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Any
+
+import click
+
+from .. import __version__
+
+#: command name -> "module:attribute", imported on first use.
+LAZY_COMMANDS: dict[str, str] = {
+    "doctor": "hearthside.cli.doctor:doctor",
+    "persona": "hearthside.cli.persona:persona",
+    "soul": "hearthside.cli.soul:soul",
+    "plugins": "hearthside.cli.plugins:plugins",
+    "mcp": "hearthside.cli.mcp:mcp",
+    "memory": "hearthside.cli.memory:memory",
+    "heartbeat": "hearthside.cli.heartbeat:heartbeat",
+    "chat": "hearthside.cli.chat:chat",
+}
+
+
+class LazyGroup(click.Group):
+    """A click group whose subcommands are imported on demand."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(super().list_commands(ctx)) | set(LAZY_COMMANDS))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in LAZY_COMMANDS:
+            mod_name, attr = LAZY_COMMANDS[cmd_name].split(":")
+            try:
+                return getattr(importlib.import_module(mod_name), attr)  # type: ignore[no-any-return]
+            except ModuleNotFoundError as exc:
+                if exc.name and exc.name.startswith(mod_name):
+                    return None
+                raise
+        return super().get_command(ctx, cmd_name)
+
+
+@click.group(cls=LazyGroup, invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="hearthside", message="%(prog)s %(version)s")
+@click.option("--safe-mode", is_flag=True, help="Load no third-party plugin packs.")
+@click.option("--headless", is_flag=True, help="Run watchers and heartbeats without any window.")
+@click.pass_context
+def cli(ctx: click.Context, safe_mode: bool, headless: bool) -> None:
+    """Hearthside keeps your AI personas: folders of Markdown files you write by hand.
+
+    Run without a command to start the tray.
+    """
+    from .common import State
+
+    ctx.obj = State(safe_mode=safe_mode)
+    if ctx.invoked_subcommand is None:
+        if headless:
+            from ..app.headless import run_headless
+
+            sys.exit(run_headless(ctx.obj.app))
+        from ..ui.tray import run_tray
+
+        sys.exit(run_tray(ctx.obj.app))
+
+
+def main(argv: list[str] | None = None) -> Any:
+    """Console-script entry point."""
+    return cli.main(args=argv, prog_name="hearthside")

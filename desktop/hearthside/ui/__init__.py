@@ -1,0 +1,1 @@
+"""The thin Qt layer: shows service state, sends user intents. No business rules here."""

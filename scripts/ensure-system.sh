@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Install the Debian packages Hearthside needs when they are missing (and we are allowed to).
+# Usage: scripts/ensure-system.sh run|test
+set -euo pipefail
+want=(libglib2.0-0 libgl1 libegl1 libdbus-1-3 libfontconfig1 libxkbcommon0 libxkbcommon-x11-0
+      libxcb-cursor0 libxcb-icccm4 libxcb-image0 libxcb-keysyms1 libxcb-randr0
+      libxcb-render-util0 libxcb-shape0 libxcb-xkb1 dbus dbus-daemon gnome-keyring)
+if [ "${1:-run}" = test ]; then
+  want+=(xvfb xauth trayer imagemagick)
+fi
+if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
+  want+=(python3-venv python3-pip)
+fi
+command -v dpkg-query >/dev/null 2>&1 || exit 0   # not Debian: nothing to do here
+missing=()
+for p in "${want[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "Installing system packages: ${missing[*]}"
+if [ "$(id -u)" -eq 0 ]; then SUDO=""; elif command -v sudo >/dev/null; then SUDO="sudo"; else
+  echo "Please install these Debian packages first: ${missing[*]}" >&2; exit 1; fi
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
