@@ -31,6 +31,13 @@ class AppContext:
     def personas(self) -> PersonaService:
         return PersonaService(self.paths, self.settings)
 
+    @cached_property
+    def runtime(self) -> "Runtime":
+        """The asyncio worker thread (started on first use)."""
+        from .runtime import Runtime
+
+        return Runtime()
+
     def soul_path(self, override: str | None = None) -> str:
         """The soul file: ``--soul-file``, else the ``soul_file`` setting, else the default."""
         if override:
