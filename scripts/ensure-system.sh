@@ -6,7 +6,7 @@ want=(libglib2.0-0 libgl1 libegl1 libdbus-1-3 libfontconfig1 libxkbcommon0 libxk
       libxcb-cursor0 libxcb-icccm4 libxcb-image0 libxcb-keysyms1 libxcb-randr0
       libxcb-render-util0 libxcb-shape0 libxcb-xkb1 dbus dbus-daemon gnome-keyring)
 if [ "${1:-run}" = test ]; then
-  want+=(xvfb xauth trayer imagemagick)
+  want+=(xvfb xauth trayer imagemagick xdotool)
 fi
 if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
   want+=(python3-venv python3-pip)

@@ -32,6 +32,39 @@ class AppContext:
         return PersonaService(self.paths, self.settings)
 
     @cached_property
+    def drift(self) -> "DriftService":
+        """Drift of the soul and persona files against approved copies (live watcher on start())."""
+        from .drift import DriftService
+
+        return DriftService(self.paths, self.settings, self.personas, self.soul_path)
+
+    @cached_property
+    def secrets(self) -> "KeyringSecretStore":
+        """The OS keyring (recommended backends only) as the app's SecretStore."""
+        from ..adapters.secrets import KeyringSecretStore
+
+        return KeyringSecretStore()
+
+    @cached_property
+    def mcp(self) -> "McpService":
+        """Configured and pack-contributed MCP servers, their secrets and sessions."""
+        from .mcp import McpService
+
+        def contributions() -> list[object]:
+            if self.safe_mode or "plugins" not in type(self).__dict__:
+                return []
+            return list(self.plugins.mcp_servers())  # type: ignore[attr-defined]
+
+        return McpService(self.paths, lambda: self.secrets, lambda: self.runtime, contributions)
+
+    @cached_property
+    def plugins(self) -> "PluginService":
+        """Plugin packs: loaded on first ``load()`` (honours safe mode and the block list)."""
+        from .plugins import PluginService
+
+        return PluginService(self.paths, self.settings, self.safe_mode)
+
+    @cached_property
     def runtime(self) -> "Runtime":
         """The asyncio worker thread (started on first use)."""
         from .runtime import Runtime

@@ -114,6 +114,24 @@ def check_settings(app: AppContext) -> Check:
     return Check("settings", "ok", f"{app.paths.settings_file}")
 
 
+def check_watches(app: AppContext) -> Check:
+    """Drift watching: inotify, or polling for folders that did not get a watch (issue 4)."""
+    status, detail, data = app.drift.doctor_report()
+    return Check("watches", status, detail, data)
+
+
+def check_packs(app: AppContext) -> Check:
+    """Plugin packs: how many loaded, failed or are blocked (issue 3)."""
+    reports = app.plugins.report()
+    counts = {k: sum(r.status == k for r in reports) for k in ("ok", "failed", "blocked")}
+    data: dict[str, object] = {"packs": [r.as_dict() for r in reports], "safe_mode": app.safe_mode}
+    detail = f"{counts['ok']} loaded, {counts['failed']} failed, {counts['blocked']} blocked"
+    failed = [f"{r.name}: {r.error}" for r in reports if r.status == "failed"]
+    if failed:
+        return Check("packs", "warn", detail + "; " + "; ".join(failed[:3]), data)
+    return Check("packs", "ok", detail + (" (safe mode)" if app.safe_mode else ""), data)
+
+
 #: The checks, in report order. Later parts append their own.
 CHECKS: list[Callable[[AppContext], Check]] = [
     check_python,
@@ -122,6 +140,8 @@ CHECKS: list[Callable[[AppContext], Check]] = [
     check_notifications,
     check_locations,
     check_settings,
+    check_watches,
+    check_packs,
 ]
 
 

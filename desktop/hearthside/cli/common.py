@@ -18,7 +18,9 @@ class HandledError(click.ClickException):
     exit_code = 1
 
     def show(self, file: Any = None) -> None:
-        click.echo(f"hearthside: {self.format_message()}", err=True)
+        from ..core.redact import redact
+
+        click.echo(redact(f"hearthside: {self.format_message()}"), err=True)
 
 
 class State:
@@ -40,8 +42,10 @@ def get_app(ctx: click.Context) -> AppContext:
 
 
 def emit_json(doc: Any) -> None:
-    """Print exactly one JSON document on stdout."""
-    sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False, sort_keys=False) + "\n")
+    """Print exactly one JSON document on stdout (secrets masked)."""
+    from ..core.redact import redact_obj
+
+    sys.stdout.write(json.dumps(redact_obj(doc), indent=2, ensure_ascii=False, sort_keys=False) + "\n")
 
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")

@@ -1,4 +1,4 @@
-"""``hearthside soul show`` (drift commands join this group)."""
+"""``hearthside soul show|status|approve|diff|strict|watch``: the soul and the drift guard."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import os
 import click
 
 from ..core.soul import SoulStore
-from .common import emit_json, get_app, json_option
+from .common import HandledError, emit_json, get_app, json_option
 
 
 @click.group()
@@ -39,3 +39,125 @@ def show_cmd(ctx: click.Context, soul_file: str | None, as_json: bool) -> None:
         return
     click.echo(f"sha256: {res.sha256}\nsize: {res.size} bytes\n")
     click.echo(res.body)
+
+
+def _drift(ctx: click.Context):  # type: ignore[no-untyped-def]
+    return get_app(ctx).drift
+
+
+def _warn_store(ctx: click.Context) -> None:
+    err = _drift(ctx).store_error
+    if err:
+        click.echo(f"warning: {err}", err=True)
+
+
+@soul.command("status")
+@json_option
+@click.pass_context
+def status_cmd(ctx: click.Context, as_json: bool) -> None:
+    """Show every watched file, its state, and its approved and current fingerprints."""
+    statuses = _drift(ctx).status()
+    _warn_store(ctx)
+    if as_json:
+        emit_json([s.as_dict() for s in statuses])
+        return
+    if not statuses:
+        click.echo("Nothing is watched yet.")
+    for s in statuses:
+        who = s.persona or "(your soul)"
+        line = f"{s.state:<9} {who}: {s.file}   {s.path}"
+        click.echo(line)
+        if s.state != "approved" and s.reason:
+            click.echo(f"          {s.reason}")
+        for f in s.findings:
+            click.echo(f"          finding: {f}")
+    held = [s for s in statuses if s.state in ("drifted", "new")]
+    if held:
+        click.echo(
+            f"\n{len(held)} file(s) wait for your review: 'hearthside soul diff PATH' shows the "
+            "changes, 'hearthside soul approve PATH' accepts them."
+        )
+
+
+@soul.command("approve")
+@click.argument("paths", nargs=-1)
+@click.pass_context
+def approve_cmd(ctx: click.Context, paths: tuple[str, ...]) -> None:
+    """Approve the current content: one file, one persona (its folder or name), or all."""
+    from ..app.drift import DriftError
+
+    try:
+        done = _drift(ctx).approve(list(paths) or None)
+    except DriftError as exc:
+        raise HandledError(str(exc)) from exc
+    for s in done:
+        click.echo(f"{s.reason}: {s.path}")
+    click.echo(f"{len(done)} file(s) approved.")
+
+
+@soul.command("diff")
+@click.argument("path")
+@click.pass_context
+def diff_cmd(ctx: click.Context, path: str) -> None:
+    """Show what changed in a file since you approved it (a unified diff)."""
+    from ..app.drift import DriftError
+
+    try:
+        text = _drift(ctx).diff(path)
+    except DriftError as exc:
+        raise HandledError(str(exc)) from exc
+    click.echo(text if text else "No changes since you approved it.", nl=not text.endswith("\n"))
+
+
+@soul.command("strict")
+@click.argument("mode", type=click.Choice(["on", "off"]), required=False)
+@click.pass_context
+def strict_cmd(ctx: click.Context, mode: str | None) -> None:
+    """Show or set strict mode: drifted files are left out of new sessions until approved."""
+    drift = _drift(ctx)
+    if mode is not None:
+        drift.set_strict(mode == "on")
+    click.echo(f"strict mode is {'on' if drift.strict_mode else 'off'}")
+
+
+@soul.command("watch")
+@click.option("--max-events", type=click.IntRange(min=1), default=None,
+              help="Exit after this many events.")
+@click.option("--timeout", "timeout", type=click.FloatRange(min=0), default=None,
+              help="Exit after this many seconds.")
+@click.pass_context
+def watch_cmd(ctx: click.Context, max_events: int | None, timeout: float | None) -> None:
+    """Watch the soul and persona folders; print one JSON line per drift event."""
+    import json
+    import queue
+    import sys
+    import time
+
+    drift = _drift(ctx)
+    events: queue.Queue[object] = queue.Queue()
+    drift.subscribe(events.put)
+    drift.start()
+    _warn_store(ctx)
+    rep = drift.watch_report()
+    mode = rep.mode if rep else "stopped"
+    click.echo(f"watching {len(drift.units())} unit(s) ({mode}); press Ctrl-C to stop", err=True)
+    for problem in rep.problems if rep else ():
+        click.echo(f"warning: {problem}", err=True)
+    deadline = None if timeout is None else time.monotonic() + timeout
+    count = 0
+    try:
+        while max_events is None or count < max_events:
+            wait = 0.5 if deadline is None else min(0.5, deadline - time.monotonic())
+            if wait <= 0:
+                break
+            try:
+                ev = events.get(timeout=wait)
+            except queue.Empty:
+                continue
+            sys.stdout.write(json.dumps(ev.as_dict(), ensure_ascii=False) + "\n")  # type: ignore[attr-defined]
+            sys.stdout.flush()
+            count += 1
+    except KeyboardInterrupt:
+        pass
+    finally:
+        drift.stop()

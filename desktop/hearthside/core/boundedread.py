@@ -27,11 +27,11 @@ class BoundedRead:
         return self.data is not None
 
 
-def read_bounded(path: str | os.PathLike[str], cap: int) -> BoundedRead:
-    """Read at most ``cap + 1`` bytes of a regular file without ever blocking.
+def open_regular(path: str | os.PathLike[str]) -> tuple[int, int] | str:
+    """Open a regular file for reading without blocking: ``(fd, size)`` or a reason string.
 
-    The file is opened with ``O_NONBLOCK`` (so a FIFO cannot hang the open) and checked with
-    ``fstat`` on the open descriptor (so a swap between check and read cannot fool us).
+    The caller owns the descriptor. ``O_NONBLOCK`` keeps a FIFO from hanging the open and
+    ``fstat`` on the open descriptor means a swap between check and read cannot fool us.
     """
     p = os.fspath(path)
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -40,37 +40,66 @@ def read_bounded(path: str | os.PathLike[str], cap: int) -> BoundedRead:
         fd = os.open(p, flags)
     except FileNotFoundError:
         if os.path.islink(p):
-            return BoundedRead(None, f"{p} is a symbolic link to a file that does not exist")
-        return BoundedRead(None, f"{p} does not exist")
+            return f"{p} is a symbolic link to a file that does not exist"
+        return f"{p} does not exist"
     except IsADirectoryError:
-        return BoundedRead(None, f"{p} is a directory, not a file")
+        return f"{p} is a directory, not a file"
     except PermissionError:
-        return BoundedRead(None, f"{p} cannot be read: permission denied")
+        return f"{p} cannot be read: permission denied"
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            return BoundedRead(None, f"{p} is a loop of symbolic links")
-        return BoundedRead(None, f"{p} cannot be opened: {exc.strerror or exc}")
+            return f"{p} is a loop of symbolic links"
+        return f"{p} cannot be opened: {exc.strerror or exc}"
     try:
         st = os.fstat(fd)
-        if stat.S_ISDIR(st.st_mode):
-            return BoundedRead(None, f"{p} is a directory, not a file")
-        if not stat.S_ISREG(st.st_mode):
-            kind = _kind(st.st_mode)
-            return BoundedRead(None, f"{p} is {kind}, not a regular file; it was not read")
-        chunks: list[bytes] = []
-        want = cap + 1
-        while want > 0:
-            try:
-                chunk = os.read(fd, min(want, 1 << 22))
-            except BlockingIOError:
-                break
-            except OSError as exc:
-                return BoundedRead(None, f"{p} cannot be read: {exc.strerror or exc}")
-            if not chunk:
-                break
-            chunks.append(chunk)
-            want -= len(chunk)
-        data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+    except OSError as exc:
+        os.close(fd)
+        return f"{p} cannot be read: {exc.strerror or exc}"
+    if stat.S_ISDIR(st.st_mode):
+        os.close(fd)
+        return f"{p} is a directory, not a file"
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        return f"{p} is {_kind(st.st_mode)}, not a regular file; it was not read"
+    return fd, st.st_size
+
+
+def read_into(fd: int, view: memoryview) -> int | str:
+    """Fill ``view`` from ``fd`` until it is full or the file ends; bytes read, or a reason."""
+    got = 0
+    while got < len(view):
+        try:
+            n = os.readv(fd, [view[got:]])
+        except BlockingIOError:
+            break
+        except OSError as exc:
+            return f"cannot be read: {exc.strerror or exc}"
+        if n == 0:
+            break
+        got += n
+    return got
+
+
+def read_bounded(path: str | os.PathLike[str], cap: int) -> BoundedRead:
+    """Read at most ``cap + 1`` bytes of a regular file without ever blocking."""
+    opened = open_regular(path)
+    if isinstance(opened, str):
+        return BoundedRead(None, opened)
+    fd, size = opened
+    try:
+        buf = bytearray(min(size, cap) + 1)
+        got = read_into(fd, memoryview(buf))
+        if isinstance(got, str):
+            return BoundedRead(None, f"{os.fspath(path)} {got}")
+        if got == len(buf) and got <= cap:  # the file grew since fstat: read on, bounded
+            more = bytearray(cap + 1 - got)
+            extra = read_into(fd, memoryview(more))
+            if isinstance(extra, str):
+                return BoundedRead(None, f"{os.fspath(path)} {extra}")
+            buf[got:] = more[:extra]
+            got += extra
+        del buf[got:]
+        data = bytes(buf)
         return BoundedRead(data, over_cap=len(data) > cap)
     finally:
         os.close(fd)

@@ -1,0 +1,494 @@
+"""MCP client sessions with the ``mcp`` 2.x SDK: one supervised session per server.
+
+The only module that imports ``mcp`` (client side) and ``httpx2``. Each server gets a
+supervisor task on the app's asyncio runtime that connects with a timeout per phase, lists
+tools, then pings the session and reconnects with backoff when it drops, so one broken server
+never holds up the others. Header secrets are bound to the server's origin by a transport
+wrapper (they are added per request, only when the request goes to the configured scheme,
+host and port) instead of sitting on the client as default headers that any redirect would
+carry along.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import tempfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+import anyio
+import httpx2
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+
+from ..core.mcpconfig import SecretRef, ServerConfig, origin_of
+from ..core.redact import SECRET_HEADER_NAMES, is_secret_name, redact, register_secret
+from ..core.secrets import SecretStoreError
+from ..core.tools import TOOL_NAME_RX, ToolEnv, ToolResult, ToolSpec
+
+log = logging.getLogger(__name__)
+
+#: What a stdio child inherits besides the env it is given (the SDK adds HOME, LOGNAME, PATH,
+#: SHELL, TERM, USER). Locale and temp dir only: nothing that could carry a credential or a
+#: handle to the user's session (no DBUS_SESSION_BUS_ADDRESS, SSH_AUTH_SOCK, *_TOKEN).
+SAFE_ENV_KEYS = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL",
+                 "LC_CTYPE", "TZ", "TMPDIR")
+
+#: At most this many tools are taken from one server (pages are followed until then).
+MAX_TOOLS_PER_SERVER = 5000
+MAX_TOOL_PAGES = 200
+
+SecretResolver = Callable[[str], "str | None"]
+StatusListener = Callable[["ServerStatus"], None]
+
+
+@dataclass(frozen=True)
+class ServerStatus:
+    """Where one server stands: ``connected``, ``connecting``, ``disabled`` or ``failed``."""
+
+    name: str
+    state: str
+    reason: str = ""
+    tools: int = 0
+    transport: str = ""
+    source: str = "user"
+    skipped_tools: tuple[str, ...] = field(default=())
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "state": self.state, "reason": self.reason, "tools": self.tools,
+                "transport": self.transport, "source": self.source}
+
+
+class McpConnectError(Exception):
+    """A connection attempt failed; the message is the user-facing reason (already redacted)."""
+
+
+def minimal_env(given: Mapping[str, str]) -> dict[str, str]:
+    """The whole environment a stdio child gets: the safe set from ours, then its own."""
+    env = {k: os.environ[k] for k in SAFE_ENV_KEYS if k in os.environ and not os.environ[k].startswith("()")}
+    env.update(given)
+    return env
+
+
+class OriginBoundTransport(httpx2.AsyncBaseTransport):
+    """Adds secret headers to a request only when it goes to ``origin`` (scheme, host, port).
+
+    Any request elsewhere (a redirect the SDK or a caller followed) goes without them, and
+    without any other secret-shaped header, whatever the client's defaults say.
+    """
+
+    def __init__(self, origin: tuple[str, str, int], secret_headers: Mapping[str, str],
+                 inner: httpx2.AsyncBaseTransport | None = None) -> None:
+        self.origin = origin
+        self._secret = dict(secret_headers)
+        self._inner = inner or httpx2.AsyncHTTPTransport()
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        if origin_of(str(request.url)) == self.origin:
+            for k, v in self._secret.items():
+                request.headers[k] = v
+        else:
+            for k in list(request.headers.keys()):
+                if k.lower() in SECRET_HEADER_NAMES or k.lower() in {s.lower() for s in self._secret} \
+                        or is_secret_name(k):
+                    del request.headers[k]
+        return await self._inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+def _root_causes(exc: BaseException) -> list[BaseException]:
+    if isinstance(exc, BaseExceptionGroup):
+        out: list[BaseException] = []
+        for e in exc.exceptions:
+            out.extend(_root_causes(e))
+        return out
+    return [exc]
+
+
+def describe_error(exc: BaseException) -> str:
+    """A short, redacted sentence for an exception from connecting or calling."""
+    causes = [c for c in _root_causes(exc) if not isinstance(c, (asyncio.CancelledError,))] or [exc]
+    c = causes[0]
+    if isinstance(c, McpConnectError):
+        return str(c)
+    if isinstance(c, MCPError):
+        return redact(f"the server answered with an error: {c.error.message}")
+    if isinstance(c, httpx2.ConnectError):
+        return "could not connect (connection refused or host unreachable)"
+    if isinstance(c, httpx2.TimeoutException):
+        return "the server did not answer in time"
+    if isinstance(c, FileNotFoundError):
+        return redact(f"the command was not found: {c.filename or c}")
+    if isinstance(c, PermissionError):
+        return redact(f"the command could not be run: {c}")
+    msg = str(c) or type(c).__name__
+    return redact(f"{type(c).__name__}: {msg}")
+
+
+class McpTool:
+    """An MCP server's tool as a Hearthside tool named ``mcp__<server>__<tool>``."""
+
+    def __init__(self, conn: McpConnection, remote_name: str, description: str,
+                 schema: Mapping[str, Any], read_only: bool) -> None:
+        self._conn = conn
+        self.remote_name = remote_name
+        self._spec = ToolSpec(f"mcp__{conn.name}__{remote_name}", description, schema)
+        self._read_only = read_only
+
+    @property
+    def spec(self) -> ToolSpec:
+        return self._spec
+
+    @property
+    def read_only(self) -> bool:
+        return self._read_only
+
+    @property
+    def server(self) -> str:
+        return self._conn.name
+
+    async def execute(self, args: Mapping[str, Any], env: ToolEnv) -> ToolResult:
+        return await self._conn.call_tool(self.remote_name, dict(args))
+
+
+def _result_text(result: Any) -> tuple[str, bool]:
+    parts: list[str] = []
+    for c in getattr(result, "content", None) or []:
+        text = getattr(c, "text", None)
+        if isinstance(text, str):
+            parts.append(text)
+        else:
+            try:
+                parts.append(json.dumps(c.model_dump(mode="json", exclude_none=True), ensure_ascii=False))
+            except Exception:  # noqa: BLE001
+                parts.append(str(c))
+    if not parts and getattr(result, "structured_content", None) is not None:
+        parts.append(json.dumps(result.structured_content, ensure_ascii=False, default=str))
+    return "\n".join(parts), bool(getattr(result, "is_error", False))
+
+
+class McpConnection:
+    """One server's supervised session on the running asyncio loop.
+
+    ``start()`` launches the supervisor and returns when the first attempt has ended (connected
+    or failed); with ``reconnect`` the supervisor keeps trying with exponential backoff and
+    re-checks a live session with a ping every ``ping_interval`` seconds.
+    """
+
+    def __init__(self, cfg: ServerConfig, resolve_secret: SecretResolver, *, reconnect: bool = True,
+                 ping_interval: float = 15.0, backoff: tuple[float, float] = (0.5, 30.0),
+                 on_status: StatusListener | None = None) -> None:
+        self.cfg = cfg
+        self.name = cfg.name
+        self._resolve = resolve_secret
+        self._reconnect = reconnect
+        self._ping_interval = ping_interval
+        self._backoff = backoff
+        self._on_status = on_status
+        self._status = ServerStatus(cfg.name, "disabled" if not cfg.enabled else "connecting",
+                                    "disabled in mcp.json" if not cfg.enabled else "",
+                                    transport=cfg.transport, source=cfg.source)
+        self._tools: list[McpTool] = []
+        self._session: ClientSession | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._first_done: asyncio.Event | None = None
+        self._closing: asyncio.Event | None = None
+        self._trouble: asyncio.Event | None = None
+        self._http_status: int | None = None
+        self._last_transport_error: BaseException | None = None
+        self._errlog: IO[str] | None = None
+        self.attempts = 0
+
+    # --- public --------------------------------------------------------------------------
+
+    def status(self) -> ServerStatus:
+        return self._status
+
+    def tools(self) -> list[McpTool]:
+        return list(self._tools) if self._status.state == "connected" else []
+
+    async def start(self) -> ServerStatus:
+        """Start the supervisor (if enabled) and wait for its first attempt to end."""
+        if not self.cfg.enabled:
+            return self._status
+        if self._task is None:
+            self._first_done = asyncio.Event()
+            self._closing = asyncio.Event()
+            self._trouble = asyncio.Event()
+            self._task = asyncio.get_running_loop().create_task(self._supervise(), name=f"mcp:{self.name}")
+        assert self._first_done is not None
+        await self._first_done.wait()
+        return self._status
+
+    async def wait_for(self, state: str, timeout: float) -> ServerStatus:
+        """Wait until the status is ``state`` (used by tests and ``mcp test``)."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(timeout):
+                while self._status.state != state:
+                    await asyncio.sleep(0.05)
+        return self._status
+
+    async def close(self) -> None:
+        """End the session (a clean MCP shutdown when connected) and stop reconnecting."""
+        if self._closing is not None:
+            self._closing.set()
+        task = self._task
+        if task is not None:
+            if self._status.state != "connected":
+                task.cancel()
+            try:
+                await asyncio.wait_for(asyncio.shield(task), 5.0)
+            except BaseException:  # noqa: BLE001 - a stuck shutdown is cut short
+                task.cancel()
+                with contextlib.suppress(BaseException):
+                    await asyncio.wait_for(task, 5.0)
+            self._task = None
+        self._tools = []
+        self._session = None
+        if self._status.state in ("connected", "connecting"):
+            self._set("failed", "closed")
+
+    async def call_tool(self, tool: str, args: dict[str, Any]) -> ToolResult:
+        session = self._session
+        if session is None or self._status.state != "connected":
+            return ToolResult.error(f"MCP server {self.name} is not connected: {self._status.reason or self._status.state}")
+        try:
+            with anyio.fail_after(self.cfg.timeout):
+                result = await session.call_tool(tool, args)
+        except TimeoutError:
+            if self._trouble is not None:
+                self._trouble.set()
+            return ToolResult.error(f"MCP server {self.name} did not answer within {self.cfg.timeout:g} s")
+        except Exception as exc:  # noqa: BLE001 - a tool failure is the model's to see
+            if self._trouble is not None:
+                self._trouble.set()
+            return ToolResult.error(f"MCP tool {tool} on {self.name} failed: {describe_error(exc)}")
+        text, is_error = _result_text(result)
+        return ToolResult(text, is_error)
+
+    # --- supervision ---------------------------------------------------------------------
+
+    def _set(self, state: str, reason: str = "", tools: int = 0, skipped: tuple[str, ...] = ()) -> None:
+        self._status = ServerStatus(self.name, state, redact(reason), tools, self.cfg.transport,
+                                    self.cfg.source, skipped)
+        if state in ("connected", "failed"):
+            log.info("MCP server %s: %s%s", self.name, state, f" ({self._status.reason})" if reason else "")
+        if self._on_status is not None:
+            try:
+                self._on_status(self._status)
+            except Exception:  # noqa: BLE001
+                log.exception("status listener failed")
+
+    async def _supervise(self) -> None:
+        assert self._first_done is not None and self._closing is not None
+        failures = 0
+        try:
+            while not self._closing.is_set():
+                self.attempts += 1
+                lost = ""
+                try:
+                    lost = await self._one_session()
+                    failures = 0
+                except McpConnectError as exc:
+                    self._set("failed", str(exc))
+                    failures += 1
+                except Exception as exc:  # noqa: BLE001 - every failure becomes a status
+                    self._set("failed", describe_error(exc))
+                    failures += 1
+                finally:
+                    self._session = None
+                if lost:
+                    self._set("failed", lost)
+                self._first_done.set()
+                if not self._reconnect or self._closing.is_set():
+                    return
+                base, cap = self._backoff
+                delay = min(cap, base * (2 ** max(0, failures - 1)))
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(delay):
+                        await self._closing.wait()
+        finally:
+            self._first_done.set()
+            if self._errlog is not None:
+                self._errlog.close()
+                self._errlog = None
+
+    async def _message_handler(self, message: Any) -> None:
+        if isinstance(message, Exception):
+            self._last_transport_error = message
+            if self._trouble is not None:
+                self._trouble.set()
+
+    async def _one_session(self) -> str:
+        """Connect, list tools, then watch the session. Returns why it ended ("" when closed)."""
+        cfg = self.cfg
+        self._http_status = None
+        self._last_transport_error = None
+        async with contextlib.AsyncExitStack() as stack:
+            try:
+                # Entering the transport and session only spawns a process or builds a client;
+                # the timeout covers the handshake (a cancel scope must not wrap contexts that
+                # stay open after it, so it cannot include them).
+                streams = await self._open_transport(stack)
+                session = await stack.enter_async_context(
+                    ClientSession(streams[0], streams[1], message_handler=self._message_handler)
+                )
+                with anyio.fail_after(cfg.timeout):
+                    await session.initialize()
+            except TimeoutError:
+                raise McpConnectError(self._explain(f"timed out after {cfg.timeout:g} s while connecting")) from None
+            except McpConnectError:
+                raise
+            except Exception as exc:  # noqa: BLE001
+                raise McpConnectError(self._explain(describe_error(exc))) from None
+            try:
+                with anyio.fail_after(cfg.timeout):
+                    tools, skipped = await self._list_tools(session)
+            except TimeoutError:
+                raise McpConnectError(f"timed out after {cfg.timeout:g} s while listing tools") from None
+            except Exception as exc:  # noqa: BLE001
+                raise McpConnectError(self._explain("listing tools failed: " + describe_error(exc))) from None
+            self._session = session
+            self._tools = tools
+            note = f"{len(skipped)} tool(s) skipped (names not usable)" if skipped else ""
+            self._set("connected", note, len(tools), tuple(skipped))
+            self._first_done.set()  # type: ignore[union-attr]
+            return await self._watch(session)
+
+    def _explain(self, fallback: str) -> str:
+        code = self._http_status
+        if code in (401, 403):
+            return (f"authentication failed (HTTP {code}): the server refused the credentials; set the "
+                    f"secret again with 'hearthside mcp set-secret {self.name} HEADER'")
+        if self.cfg.transport == "stdio" and self._errlog is not None:
+            tail = self._stderr_tail()
+            exited = "the server process exited or closed its output during start-up"
+            if "Connection closed" in fallback or "closed" in fallback.lower():
+                return redact(exited + (f": {tail}" if tail else ""))
+            if tail:
+                return redact(f"{fallback} (server said: {tail})")
+        if code is not None and code >= 400:
+            return f"the server answered HTTP {code}: {fallback}"
+        if self._last_transport_error is not None and "timed out" not in fallback:
+            return describe_error(self._last_transport_error)
+        return fallback
+
+    def _stderr_tail(self) -> str:
+        f = self._errlog
+        if f is None:
+            return ""
+        try:
+            f.flush()
+            f.seek(0)
+            lines = [ln.strip() for ln in f.read()[-4000:].splitlines() if ln.strip()]
+            f.seek(0, os.SEEK_END)
+        except (OSError, ValueError):
+            return ""
+        return lines[-1][:300] if lines else ""
+
+    async def _open_transport(self, stack: contextlib.AsyncExitStack) -> Any:
+        cfg = self.cfg
+        if cfg.transport == "stdio":
+            env = minimal_env(self._resolved(cfg.env, "environment variable"))
+            if self._errlog is None:
+                # An unlinked temp file: the child's stderr is readable for a failure reason,
+                # and nothing of it (it may echo its env) lands in the app's folders.
+                self._errlog = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
+            params = StdioServerParameters(command=cfg.command, args=list(cfg.args), env=env, cwd=cfg.cwd)
+            return await stack.enter_async_context(stdio_client(params, errlog=self._errlog))
+        headers = self._resolved(cfg.headers, "header")
+        secret_names = set(cfg.secret_refs())
+        plain = {k: v for k, v in headers.items() if k not in secret_names}
+        secret = {k: v for k, v in headers.items() if k in secret_names}
+        transport = OriginBoundTransport(origin_of(cfg.url), secret)
+
+        async def on_response(response: httpx2.Response) -> None:
+            if response.status_code >= 400:
+                self._http_status = response.status_code
+
+        client = httpx2.AsyncClient(
+            headers=plain, transport=transport, follow_redirects=False,
+            timeout=httpx2.Timeout(cfg.timeout, read=max(300.0, cfg.timeout)),
+            event_hooks={"response": [on_response]},
+        )
+        await stack.enter_async_context(client)
+        return await stack.enter_async_context(streamable_http_client(cfg.url, http_client=client))
+
+    def _resolved(self, pairs: Mapping[str, str | SecretRef], what: str) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for k, v in pairs.items():
+            if isinstance(v, SecretRef):
+                try:
+                    value = self._resolve(v.ref)
+                except SecretStoreError as exc:
+                    raise McpConnectError(str(exc)) from None
+                if value is None:
+                    raise McpConnectError(
+                        f"the secret for {what} {k} is not set: run "
+                        f"'hearthside mcp set-secret {self.name} {k}'"
+                    )
+                register_secret(value)
+                out[k] = value
+            else:
+                out[k] = v
+        return out
+
+    async def _list_tools(self, session: ClientSession) -> tuple[list[McpTool], list[str]]:
+        tools: list[McpTool] = []
+        skipped: list[str] = []
+        cursor: str | None = None
+        seen: set[str] = set()
+        for _ in range(MAX_TOOL_PAGES):
+            if cursor is None:
+                page = await session.list_tools()
+            else:
+                from mcp.types import PaginatedRequestParams
+
+                page = await session.list_tools(params=PaginatedRequestParams(cursor=cursor))
+            for t in page.tools:
+                full = f"mcp__{self.name}__{t.name}"
+                if not TOOL_NAME_RX.match(full) or t.name in seen:
+                    skipped.append(t.name)
+                    continue
+                seen.add(t.name)
+                ann = getattr(t, "annotations", None)
+                read_only = bool(getattr(ann, "read_only_hint", False)) if ann is not None else False
+                desc = t.description or getattr(t, "title", None) or t.name
+                schema = t.input_schema if isinstance(t.input_schema, dict) else {"type": "object", "properties": {}}
+                tools.append(McpTool(self, t.name, desc, schema, read_only))
+                if len(tools) >= MAX_TOOLS_PER_SERVER:
+                    return tools, skipped
+            cursor = page.next_cursor
+            if not cursor:
+                break
+        return tools, skipped
+
+    async def _watch(self, session: ClientSession) -> str:
+        assert self._closing is not None and self._trouble is not None
+        while not self._closing.is_set():
+            self._trouble.clear()
+            waiters = [asyncio.ensure_future(self._closing.wait()), asyncio.ensure_future(self._trouble.wait())]
+            try:
+                await asyncio.wait(waiters, timeout=self._ping_interval, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for w in waiters:
+                    w.cancel()
+            if self._closing.is_set():
+                return ""
+            try:
+                with anyio.fail_after(self.cfg.timeout):
+                    await session.send_ping()
+            except TimeoutError:
+                return f"connection lost: no answer to a ping within {self.cfg.timeout:g} s; reconnecting"
+            except Exception as exc:  # noqa: BLE001
+                return "connection lost: " + self._explain(describe_error(exc)) + "; reconnecting"
+        return ""

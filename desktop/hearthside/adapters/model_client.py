@@ -1,0 +1,284 @@
+"""The model client: any OpenAI-compatible chat-completions endpoint over ``httpx2``.
+
+OpenAI, OpenRouter, Ollama, LM Studio, llama.cpp server and vLLM all speak
+``POST {base_url}/chat/completions``. Replies stream as server-sent events; tool-call
+fragments are stitched by index. 429 and 5xx (and connection failures) are retried with
+exponential backoff, honouring ``Retry-After``; everything else becomes a
+:class:`hearthside.core.agent.ModelError` with a sentence a user can act on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import httpx2
+
+from ..core.agent import ModelError, ModelReply, ToolCall
+
+#: Local servers offered when nothing is configured: (label, base URL).
+LOCAL_CANDIDATES: tuple[tuple[str, str], ...] = (
+    ("Ollama", "http://127.0.0.1:11434/v1"),
+    ("LM Studio", "http://127.0.0.1:1234/v1"),
+)
+API_KEY_REF = "model/api_key"
+
+
+class ModelNotConfigured(ModelError):
+    """No endpoint is configured; the message says how to set one."""
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """Where and how to reach the model. ``api_key`` is never logged or printed."""
+
+    base_url: str
+    model: str
+    api_key: str = ""
+    connect_timeout: float = 10.0
+    read_timeout: float = 120.0
+    total_timeout: float = 600.0
+    max_retries: int = 3
+    backoff: float = 0.5
+    stream: bool = True
+
+    def __repr__(self) -> str:  # keep the key out of logs and tracebacks
+        return f"ModelConfig(base_url={self.base_url!r}, model={self.model!r}, api_key={'***' if self.api_key else ''!r})"
+
+
+def resolve_config(settings: Any, secrets: Any = None, env: Mapping[str, str] | None = None) -> ModelConfig:
+    """The model config from the environment, else settings (key from the secret store).
+
+    ``settings`` has ``get(dotted_key, default)``; ``secrets`` has ``get(ref)`` or is None.
+    Raises :class:`ModelNotConfigured` when no endpoint or model name is known.
+    """
+    env = os.environ if env is None else env
+    base = env.get("HEARTHSIDE_MODEL_BASE_URL") or str(settings.get("model.base_url", "") or "")
+    name = env.get("HEARTHSIDE_MODEL") or str(settings.get("model.name", "") or "")
+    key = env.get("HEARTHSIDE_MODEL_API_KEY", "")
+    if not key and secrets is not None:
+        try:
+            key = secrets.get(API_KEY_REF) or ""
+        except Exception:  # noqa: BLE001 - a locked keyring must not stop a keyless local model
+            key = ""
+    if not base:
+        raise ModelNotConfigured(
+            "No model is configured. Set model.base_url and model.name in settings.toml "
+            "(or HEARTHSIDE_MODEL_BASE_URL and HEARTHSIDE_MODEL), e.g. http://127.0.0.1:11434/v1 for Ollama."
+        )
+    if not name:
+        raise ModelNotConfigured(
+            f"No model name is configured for {base}. Set model.name in settings.toml or HEARTHSIDE_MODEL."
+        )
+    timeouts = {k: float(settings.get(f"model.{k}", d) or d) for k, d in
+                (("connect_timeout", 10.0), ("read_timeout", 120.0), ("total_timeout", 600.0))}
+    return ModelConfig(base.rstrip("/"), name, key, **timeouts)
+
+
+async def probe_local(timeout: float = 0.5) -> list[dict[str, Any]]:
+    """Look for Ollama and LM Studio on 127.0.0.1 at their default ports.
+
+    Returns ``[{"label", "base_url", "models"}]`` for each that answers ``GET /models``.
+    """
+    found = []
+    async with httpx2.AsyncClient(timeout=timeout, trust_env=False) as client:
+        for label, base in LOCAL_CANDIDATES:
+            try:
+                r = await client.get(f"{base}/models")
+                if r.status_code != 200:
+                    continue
+                models = [str(m.get("id")) for m in r.json().get("data", []) if isinstance(m, dict)]
+            except (httpx2.HTTPError, ValueError, AttributeError):
+                continue
+            found.append({"label": label, "base_url": base, "models": models})
+    return found
+
+
+class _Retryable(Exception):
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class OpenAICompatibleModel:
+    """A :class:`hearthside.core.agent.ChatModel` over HTTP. One instance per session is fine;
+    it opens a connection pool lazily and :meth:`aclose` releases it."""
+
+    def __init__(self, config: ModelConfig, sleep: Callable[[float], Any] = asyncio.sleep) -> None:
+        self.config = config
+        self._sleep = sleep
+        self._client: httpx2.AsyncClient | None = None
+
+    def _http(self) -> httpx2.AsyncClient:
+        if self._client is None:
+            c = self.config
+            headers = {"Accept": "application/json"}
+            if c.api_key:
+                headers["Authorization"] = f"Bearer {c.api_key}"
+            self._client = httpx2.AsyncClient(
+                headers=headers, trust_env=False, follow_redirects=False,
+                timeout=httpx2.Timeout(c.read_timeout, connect=c.connect_timeout),
+            )
+        return self._client
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+    async def complete(
+        self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]],
+        on_text: Callable[[str], None] | None = None,
+    ) -> ModelReply:
+        body: dict[str, Any] = {"model": self.config.model, "messages": list(messages),
+                                "stream": self.config.stream}
+        if tools:
+            body["tools"] = list(tools)
+        attempt = 0
+        while True:
+            try:
+                async with asyncio.timeout(self.config.total_timeout):
+                    return await self._once(body, on_text)
+            except _Retryable as exc:
+                attempt += 1
+                if attempt > self.config.max_retries:
+                    raise ModelError(f"{exc} (gave up after {attempt} attempts)") from None
+                delay = exc.retry_after if exc.retry_after is not None else (
+                    self.config.backoff * (2 ** (attempt - 1)) * (1 + random.random() * 0.25))
+                await self._sleep(min(delay, 30.0))
+            except TimeoutError:
+                raise ModelError(
+                    f"The model at {self.config.base_url} did not finish its answer within "
+                    f"{self.config.total_timeout:g} s; try again or raise model.total_timeout."
+                ) from None
+
+    async def _once(self, body: dict[str, Any], on_text: Callable[[str], None] | None) -> ModelReply:
+        url = f"{self.config.base_url}/chat/completions"
+        try:
+            async with self._http().stream("POST", url, json=body) as resp:
+                if resp.status_code == 429 or resp.status_code >= 500:
+                    await resp.aread()
+                    raise _Retryable(f"The model at {self.config.base_url} answered HTTP {resp.status_code}",
+                                     _retry_after(resp.headers.get("retry-after")))
+                if resp.status_code != 200:
+                    await resp.aread()
+                    raise ModelError(_http_error(self.config, resp.status_code, resp.text))
+                ctype = resp.headers.get("content-type", "")
+                if "text/event-stream" in ctype:
+                    return await _read_stream(resp, on_text, self.config)
+                await resp.aread()
+                reply = _parse_completion(resp.text, self.config)
+                if on_text and reply.content:
+                    on_text(reply.content)
+                return reply
+        except httpx2.ConnectError as exc:
+            raise _Retryable(f"Could not connect to the model at {self.config.base_url} ({exc}); "
+                             "is the server running?") from None
+        except httpx2.TimeoutException:
+            raise ModelError(
+                f"The model at {self.config.base_url} stopped answering (no data for "
+                f"{self.config.read_timeout:g} s); try again later or check the server."
+            ) from None
+        except httpx2.HTTPError as exc:
+            raise ModelError(f"Talking to the model at {self.config.base_url} failed: {exc}") from None
+
+
+def _retry_after(value: str | None) -> float | None:
+    try:
+        return max(0.0, float(value)) if value else None
+    except ValueError:
+        return None
+
+
+def _http_error(config: ModelConfig, status: int, text: str) -> str:
+    detail = ""
+    try:
+        err = json.loads(text).get("error")
+        detail = err.get("message", "") if isinstance(err, dict) else str(err or "")
+    except (ValueError, AttributeError):
+        detail = text.strip()[:200]
+    hint = {401: "check the API key (model/api_key in the keyring, or HEARTHSIDE_MODEL_API_KEY)",
+            403: "the key is not allowed to use this model",
+            404: f"check model.base_url and that the model {config.model!r} exists"}.get(status, "")
+    msg = f"The model at {config.base_url} refused the request (HTTP {status})"
+    if detail:
+        msg += f": {detail}"
+    return msg + (f"; {hint}." if hint else ".")
+
+
+def _malformed(config: ModelConfig, why: str) -> ModelError:
+    return ModelError(f"The model at {config.base_url} sent a reply Hearthside could not read ({why}); "
+                      "is this an OpenAI-compatible endpoint?")
+
+
+def _parse_completion(text: str, config: ModelConfig) -> ModelReply:
+    try:
+        doc = json.loads(text)
+        choice = doc["choices"][0]
+        msg = choice["message"]
+    except (ValueError, KeyError, IndexError, TypeError) as exc:
+        raise _malformed(config, f"{type(exc).__name__}: {exc}") from None
+    calls = []
+    for i, tc in enumerate(msg.get("tool_calls") or []):
+        fn = tc.get("function") or {}
+        args = fn.get("arguments", "")
+        calls.append(ToolCall(str(tc.get("id") or f"call_{i}"), str(fn.get("name", "")),
+                              args if isinstance(args, str) else json.dumps(args)))
+    return ModelReply(msg.get("content") or "", tuple(calls), str(choice.get("finish_reason") or ""))
+
+
+async def _read_stream(resp: httpx2.Response, on_text: Callable[[str], None] | None,
+                       config: ModelConfig) -> ModelReply:
+    text: list[str] = []
+    calls: dict[int, dict[str, str]] = {}
+    finish = ""
+    done = False
+    async for line in resp.aiter_lines():
+        if not line.startswith("data:"):
+            continue
+        data = line[5:].strip()
+        if data == "[DONE]":
+            done = True
+            break
+        try:
+            chunk = json.loads(data)
+            if "error" in chunk and not chunk.get("choices"):
+                raise ModelError(f"The model at {config.base_url} reported an error: "
+                                 f"{_error_text(chunk['error'])}")
+            choices = chunk.get("choices") or []
+        except (ValueError, AttributeError) as exc:
+            raise _malformed(config, f"bad stream chunk: {exc}") from None
+        for choice in choices:
+            delta = choice.get("delta") or {}
+            piece = delta.get("content")
+            if piece:
+                text.append(piece)
+                if on_text:
+                    on_text(piece)
+            for tc in delta.get("tool_calls") or []:
+                slot = calls.setdefault(int(tc.get("index", 0)), {"id": "", "name": "", "arguments": ""})
+                if tc.get("id"):
+                    slot["id"] = tc["id"]
+                fn = tc.get("function") or {}
+                if fn.get("name"):
+                    slot["name"] += fn["name"]
+                if fn.get("arguments"):
+                    slot["arguments"] += fn["arguments"] if isinstance(fn["arguments"], str) else json.dumps(fn["arguments"])
+            if choice.get("finish_reason"):
+                finish = choice["finish_reason"]
+    if not done and not finish:
+        raise _malformed(config, "the stream ended before the answer was complete")
+    tool_calls = tuple(ToolCall(s["id"] or f"call_{i}", s["name"], s["arguments"])
+                       for i, s in sorted(calls.items()))
+    return ModelReply("".join(text), tool_calls, finish)
+
+
+def _error_text(err: Any) -> str:
+    if isinstance(err, dict):
+        return str(err.get("message") or err)
+    return str(err)

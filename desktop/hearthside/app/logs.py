@@ -1,0 +1,129 @@
+"""Logging for the app: a rotating file in the state dir, stderr, and redaction everywhere.
+
+Every handler carries a :class:`RedactingFilter`, so no record — from Hearthside, the ``mcp``
+SDK, httpx2 or a plugin pack — reaches a file or a terminal with a secret in it, and the crash
+hook redacts tracebacks the same way. The filter formats the record's message itself (and
+drops its args) because a secret often travels as a ``%s`` argument, not in the format string.
+"""
+
+from __future__ import annotations
+
+import logging
+import logging.handlers
+import os
+import sys
+import threading
+import traceback
+from types import TracebackType
+from typing import Any
+
+from ..core.redact import redact
+from .paths import ensure_dir
+
+LOG_FILE_NAME = "hearthside.log"
+_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+class RedactingFilter(logging.Filter):
+    """Masks secrets in a record's message and exception text before any handler emits it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            msg = record.getMessage()
+        except Exception:  # noqa: BLE001 - a bad format string still gets logged, redacted
+            msg = f"{record.msg!r} {record.args!r}"
+        record.msg = redact(msg)
+        record.args = None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = "".join(traceback.format_exception(*record.exc_info))
+        if record.exc_text:
+            record.exc_text = redact(record.exc_text)
+        record.exc_info = None  # the redacted text stands in for it
+        if record.stack_info:
+            record.stack_info = redact(record.stack_info)
+        return True
+
+
+class RedactingFormatter(logging.Formatter):
+    """A formatter that redacts its whole output too (covers anything a filter missed, such as
+    a record created by a handler added later without the filter)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return redact(super().format(record))
+
+
+def add_redaction(handler: logging.Handler) -> logging.Handler:
+    """Give ``handler`` the redacting filter and formatter (idempotent)."""
+    if not any(isinstance(f, RedactingFilter) for f in handler.filters):
+        handler.addFilter(RedactingFilter())
+    fmt = handler.formatter._fmt if handler.formatter else _FORMAT  # noqa: SLF001
+    if not isinstance(handler.formatter, RedactingFormatter):
+        handler.setFormatter(RedactingFormatter(fmt))
+    return handler
+
+
+def format_crash(exc_type: type[BaseException], exc: BaseException, tb: TracebackType | None) -> str:
+    """A crash report with every secret masked."""
+    return redact("".join(traceback.format_exception(exc_type, exc, tb)))
+
+
+def _excepthook(exc_type: type[BaseException], exc: BaseException, tb: TracebackType | None) -> None:
+    if issubclass(exc_type, KeyboardInterrupt):
+        sys.__excepthook__(exc_type, exc, tb)
+        return
+    report = format_crash(exc_type, exc, tb)
+    logging.getLogger("hearthside.crash").critical("unhandled exception:\n%s", report)
+    try:
+        sys.stderr.write(report)
+    except Exception:  # noqa: BLE001
+        pass
+
+
+def _thread_excepthook(args: threading.ExceptHookArgs) -> None:
+    if args.exc_type is SystemExit:
+        return
+    report = format_crash(args.exc_type, args.exc_value or args.exc_type(), args.exc_traceback)
+    logging.getLogger("hearthside.crash").critical("unhandled exception in thread %s:\n%s",
+                                                    getattr(args.thread, "name", "?"), report)
+
+
+def setup_logging(app: Any, *, level: int | None = None, stderr: bool = True) -> logging.Logger:
+    """Configure the root logger: a rotating file ``<state>/log/hearthside.log`` (private
+    permissions), stderr, a redacting filter on every handler, and crash hooks that redact.
+
+    Safe to call twice: the handlers it added before are replaced. ``HEARTHSIDE_LOG_LEVEL``
+    overrides the level (default INFO).
+    """
+    if level is None:
+        name = os.environ.get("HEARTHSIDE_LOG_LEVEL", "INFO").upper()
+        level = getattr(logging, name, logging.INFO)
+    root = logging.getLogger()
+    for h in list(root.handlers):
+        if getattr(h, "_hearthside", False):
+            root.removeHandler(h)
+            h.close()
+    log_dir = ensure_dir(app.paths.log_dir)
+    path = log_dir / LOG_FILE_NAME
+    fh = logging.handlers.RotatingFileHandler(path, maxBytes=2 * 1024 * 1024, backupCount=3, encoding="utf-8")
+    try:
+        os.chmod(path, 0o600)
+    except OSError:
+        pass
+    handlers: list[logging.Handler] = [fh]
+    if stderr:
+        handlers.append(logging.StreamHandler(sys.stderr))
+    for h in handlers:
+        h._hearthside = True  # type: ignore[attr-defined]
+        add_redaction(h)
+        root.addHandler(h)
+    # Handlers someone else attached (a plugin, a library) get redaction too.
+    for h in root.handlers:
+        add_redaction(h)
+    root.setLevel(level)
+    # httpx2 logs every request line at INFO; keep it at WARNING so URLs with tokens in the
+    # query string stay out of the log even before redaction.
+    for noisy in ("httpx2", "httpx", "httpcore", "mcp.client.streamable_http"):
+        logging.getLogger(noisy).setLevel(max(level, logging.WARNING))
+    sys.excepthook = _excepthook
+    threading.excepthook = _thread_excepthook
+    return root

@@ -1,0 +1,370 @@
+"""The MCP service: the servers the user configured (``mcp.json``) and the ones packs contribute,
+their secrets in the keyring, and their live sessions on the runtime thread.
+
+The CLI and the tray call the same methods. Configuration changes are plain calls; connecting
+is ``async`` and runs on the app's runtime loop (``app.runtime``), never on the Qt thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from ..adapters.atomicfile import keep_backup, write_atomic
+from ..core.mcpconfig import (
+    McpConfig,
+    McpConfigError,
+    ServerConfig,
+    env_ref,
+    header_ref,
+    parse_host_config,
+    parse_stored,
+    server_from_entry,
+    validate_server,
+    with_secret,
+)
+from ..core.secrets import SecretStore, SecretStoreError
+from ..core.tools import Catalog, Tool
+from .paths import AppPaths
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ImportReport:
+    """What ``import FILE`` did: servers added, secrets moved, secrets still to enter."""
+
+    added: tuple[str, ...]
+    secrets_moved: int
+    missing: tuple[tuple[str, str], ...]  # (server, header or env name)
+    notes: tuple[str, ...] = ()
+    secret_error: str = ""
+
+
+@dataclass(frozen=True)
+class SecretInfo:
+    """One secret a server uses: which header/env name, whether a value is in the keyring."""
+
+    key: str
+    kind: str  # "header" | "env"
+    ref: str
+    is_set: bool | None  # None: the keyring could not be asked
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class ServerEntry:
+    """A server as ``mcp list`` shows it (never a secret value)."""
+
+    config: ServerConfig
+    secrets: tuple[SecretInfo, ...] = ()
+    description: str = ""
+    notes: tuple[str, ...] = field(default=())
+
+
+class McpService:
+    """Configured and contributed MCP servers, their secrets and their sessions."""
+
+    def __init__(
+        self,
+        paths: AppPaths,
+        secrets: Callable[[], SecretStore],
+        runtime: Callable[[], Any] | None = None,
+        contributions: Callable[[], list[Any]] | None = None,
+        *,
+        ping_interval: float = 15.0,
+        backoff: tuple[float, float] = (0.5, 30.0),
+    ) -> None:
+        self.paths = paths
+        self._secrets_factory = secrets
+        self._runtime_factory = runtime
+        self._contributions = contributions
+        self.ping_interval = ping_interval
+        self.backoff = backoff
+        self.load_error = ""
+        self._connections: dict[str, Any] = {}
+        self.on_status: Callable[[Any], None] | None = None
+
+    # --- configuration -----------------------------------------------------------------
+
+    @property
+    def store(self) -> SecretStore:
+        return self._secrets_factory()
+
+    def load(self) -> McpConfig:
+        """Read ``mcp.json``. A file that cannot be parsed is renamed aside (kept, never lost)
+        and an empty config is used; ``load_error`` says so."""
+        path = self.paths.mcp_file
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return McpConfig()
+        try:
+            cfg, plain = parse_stored(text)
+        except McpConfigError as exc:
+            backup = keep_backup(path)
+            self.load_error = f"{exc}; the file was kept as {backup.name} and an empty list is used"
+            log.warning("mcp.json: %s", self.load_error)
+            return McpConfig()
+        if plain:
+            # A hand edit put a secret in the file: move it into the keyring now.
+            try:
+                for ref, value in plain.items():
+                    self.store.set(ref, value)
+                self.save(cfg)
+                log.warning("moved %d secret(s) found in mcp.json into the keyring", len(plain))
+            except SecretStoreError as exc:
+                self.load_error = f"mcp.json holds secrets that could not be moved to the keyring: {exc}"
+        return cfg
+
+    def save(self, cfg: McpConfig) -> None:
+        write_atomic(self.paths.mcp_file, cfg.dumps())
+
+    def pack_servers(self) -> list[tuple[ServerConfig, Any]]:
+        """Servers contributed by loaded packs, as configs with secret references."""
+        out: list[tuple[ServerConfig, Any]] = []
+        if self._contributions is None:
+            return out
+        try:
+            contribs = list(self._contributions())
+        except Exception as exc:  # noqa: BLE001 - packs are optional; never break MCP
+            log.warning("could not read MCP servers from plugin packs: %s", exc)
+            return out
+        for c in contribs:
+            try:
+                raw = dict(c.config)
+                needs = {n.key: n for n in getattr(c, "secrets", ())}
+                pairs_key = "headers" if "url" in raw else "env"
+                pairs = dict(raw.get(pairs_key) or {})
+                for key, need in needs.items():
+                    ref = header_ref(c.name, key) if need.kind == "header" else env_ref(c.name, key)
+                    pairs[key] = {"secret": ref}
+                raw[pairs_key] = pairs
+                cfg, _, _ = server_from_entry(c.name, raw, source=f"pack:{c.pack or '?'}")
+                out.append((cfg, c))
+            except (McpConfigError, AttributeError, TypeError) as exc:
+                log.warning("MCP server %r from pack %r is unusable: %s", getattr(c, "name", "?"),
+                            getattr(c, "pack", "?"), exc)
+        return out
+
+    def servers(self) -> list[ServerConfig]:
+        """Every server: the user's first, then packs' (a pack cannot shadow a user's name)."""
+        user = list(self.load().servers)
+        names = {s.name for s in user}
+        return user + [cfg for cfg, _ in self.pack_servers() if cfg.name not in names]
+
+    def get(self, name: str) -> ServerConfig:
+        for s in self.servers():
+            if s.name == name:
+                return s
+        raise McpConfigError(f"there is no MCP server named {name!r} (see 'hearthside mcp list')")
+
+    def add(self, cfg: ServerConfig, secrets: Mapping[str, str] | None = None) -> ServerConfig:
+        """Add a server. ``secrets`` maps header (http) or env (stdio) names to values: those
+        become keyring references. The config is written first, so a keyring failure leaves the
+        server configured (and disconnected, with the reason) and the secret stored nowhere."""
+        refs: dict[str, str] = {}
+        for key in secrets or {}:
+            cfg, ref = with_secret(cfg, key)
+            refs[ref] = (secrets or {})[key]
+        validate_server(cfg)
+        current = self.load()
+        if any(cfg.name == c.name for c, _ in self.pack_servers()) and current.get(cfg.name) is None:
+            log.info("server %s shadows a pack's server of the same name", cfg.name)
+        self.save(current.with_server(cfg))
+        for ref, value in refs.items():
+            self.store.set(ref, value)
+        return cfg
+
+    def import_file(self, path: str | Path) -> ImportReport:
+        """Import a Claude Desktop / Cursor / VS Code file. All or nothing for the config: a bad
+        file or a name clash imports nothing. The file itself is left as it is."""
+        p = Path(path)
+        try:
+            text = p.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise McpConfigError(f"cannot read {p}: {exc.strerror or exc}") from None
+        parsed = parse_host_config(text, what=str(p))
+        current = self.load()
+        new = current
+        for cfg in parsed.servers:
+            new = new.with_server(cfg)  # raises on a duplicate name: nothing written yet
+        self.save(new)
+        secret_error = ""
+        moved = 0
+        try:
+            for ref, value in parsed.secrets.items():
+                self.store.set(ref, value)
+                moved += 1
+        except SecretStoreError as exc:
+            secret_error = str(exc)
+        missing = []
+        for cfg in parsed.servers:
+            for key, ref in cfg.secret_refs().items():
+                if ref in parsed.missing or (secret_error and ref in parsed.secrets):
+                    missing.append((cfg.name, key))
+        notes = []
+        if parsed.secrets:
+            notes.append(
+                f"{len(parsed.secrets)} secret value(s) were moved into the OS keyring, but the "
+                f"plaintext copy still exists in {p}: delete it there if you no longer need it"
+            )
+        return ImportReport(tuple(c.name for c in parsed.servers), moved, tuple(missing),
+                            tuple(notes), secret_error)
+
+    def remove(self, name: str) -> None:
+        """Remove a user's server and delete its secrets from the keyring."""
+        current = self.load()
+        cfg = current.get(name)
+        if cfg is None:
+            if any(c.name == name for c, _ in self.pack_servers()):
+                raise McpConfigError(
+                    f"{name!r} comes from a plugin pack: disable the pack to remove it "
+                    "('hearthside plugins disable PACK')"
+                )
+            raise McpConfigError(f"there is no MCP server named {name!r} (see 'hearthside mcp list')")
+        self.save(current.without(name))
+        for ref in cfg.secret_refs().values():
+            self.store.delete(ref)
+
+    def set_secret(self, name: str, key: str, value: str) -> ServerConfig:
+        """Store (or rotate) the secret for header/env ``key`` of server ``name``."""
+        if not value:
+            raise McpConfigError("the secret is empty; nothing was stored")
+        current = self.load()
+        cfg = current.get(name)
+        if cfg is None:
+            pack = next((c for c, _ in self.pack_servers() if c.name == name), None)
+            if pack is None:
+                raise McpConfigError(f"there is no MCP server named {name!r} (see 'hearthside mcp list')")
+            refs = {k.lower(): r for k, r in pack.secret_refs().items()}
+            if key.lower() not in refs:
+                raise McpConfigError(
+                    f"server {name!r} (from {pack.source}) does not declare a secret {key!r}; it needs: "
+                    + (", ".join(pack.secret_refs()) or "none")
+                )
+            self.store.set(refs[key.lower()], value)
+            return pack
+        if cfg.transport == "http":
+            from ..core.mcpconfig import check_header
+
+            check_header(key, value)
+        new, ref = with_secret(cfg, key)
+        if new != cfg:
+            self.save(current.with_server(new, replace_existing=True))
+        self.store.set(ref, value)
+        return new
+
+    def set_enabled(self, name: str, enabled: bool) -> None:
+        current = self.load()
+        cfg = current.get(name)
+        if cfg is None:
+            raise McpConfigError(f"there is no MCP server named {name!r}")
+        self.save(current.with_server(replace(cfg, enabled=enabled), replace_existing=True))
+
+    def entries(self) -> list[ServerEntry]:
+        """Every server with its secret needs and whether each is set (values never read out
+        of the keyring for this: only presence)."""
+        descs: dict[str, Any] = {cfg.name: c for cfg, c in self.pack_servers()}
+        out = []
+        for cfg in self.servers():
+            contrib = descs.get(cfg.name) if cfg.source.startswith("pack:") else None
+            need_desc = {n.key: n.description for n in getattr(contrib, "secrets", ())} if contrib else {}
+            infos = []
+            for key, ref in cfg.secret_refs().items():
+                try:
+                    is_set: bool | None = self.store.get(ref) is not None
+                except SecretStoreError:
+                    is_set = None
+                infos.append(SecretInfo(key, "header" if cfg.transport == "http" else "env", ref,
+                                        is_set, need_desc.get(key, "")))
+            out.append(ServerEntry(cfg, tuple(infos), getattr(contrib, "description", "") or ""))
+        return out
+
+    # --- sessions ----------------------------------------------------------------------
+
+    def _resolve(self, ref: str) -> str | None:
+        return self.store.get(ref)
+
+    def _connection(self, cfg: ServerConfig, reconnect: bool = True) -> Any:
+        from ..adapters.mcp_client import McpConnection
+
+        return McpConnection(cfg, self._resolve, reconnect=reconnect, ping_interval=self.ping_interval,
+                             backoff=self.backoff, on_status=self._status_changed)
+
+    def _status_changed(self, status: Any) -> None:
+        if self.on_status is not None:
+            self.on_status(status)
+
+    async def connect_all(self) -> list[Any]:
+        """Connect every enabled server at once (each with its own timeouts) and return their
+        statuses. Already connected servers are kept; removed ones are closed."""
+        wanted = {s.name: s for s in self.servers()}
+        for name in list(self._connections):
+            conn = self._connections[name]
+            if name not in wanted or wanted[name] != conn.cfg:
+                await conn.close()
+                del self._connections[name]
+        for name, cfg in wanted.items():
+            if name not in self._connections:
+                self._connections[name] = self._connection(cfg)
+        await asyncio.gather(*(c.start() for c in self._connections.values()))
+        return self.status()
+
+    def status(self) -> list[Any]:
+        """Every server's status, in config order (servers never connected show ``failed`` with
+        reason "not connected yet" unless they are disabled)."""
+        from ..adapters.mcp_client import ServerStatus
+
+        out = []
+        for cfg in self.servers():
+            conn = self._connections.get(cfg.name)
+            if conn is not None:
+                out.append(conn.status())
+            elif not cfg.enabled:
+                out.append(ServerStatus(cfg.name, "disabled", "disabled in mcp.json", 0, cfg.transport, cfg.source))
+            else:
+                out.append(ServerStatus(cfg.name, "failed", "not connected yet", 0, cfg.transport, cfg.source))
+        return out
+
+    def tools(self) -> list[Tool]:
+        """Tools of every connected server, named ``mcp__<server>__<tool>``."""
+        out: list[Tool] = []
+        for conn in self._connections.values():
+            out.extend(conn.tools())
+        return out
+
+    def register_into(self, catalog: Catalog) -> None:
+        """Register every connected server's tools in a session's catalog (source
+        ``mcp:<server>``); a clash is logged, never fatal."""
+        for conn in self._connections.values():
+            catalog.unregister_source(f"mcp:{conn.name}")
+            for t in conn.tools():
+                try:
+                    catalog.register(t, source=f"mcp:{conn.name}")
+                except ValueError as exc:
+                    log.warning("%s", exc)
+
+    async def test(self, name: str) -> tuple[Any, list[Tool]]:
+        """Connect one server once (no reconnect), list its tools, disconnect."""
+        cfg = self.get(name)
+        if not cfg.enabled:
+            cfg = replace(cfg, enabled=True)
+        conn = self._connection(cfg, reconnect=False)
+        try:
+            status = await conn.start()
+            tools = conn.tools()
+            return status, tools
+        finally:
+            await conn.close()
+
+    async def close(self) -> None:
+        """Close every session (clean MCP shutdown where possible)."""
+        conns = list(self._connections.values())
+        self._connections.clear()
+        await asyncio.gather(*(c.close() for c in conns), return_exceptions=True)
+

@@ -1,0 +1,220 @@
+"""The plugin service: packs loaded once per process, their contributions, and pack management.
+
+The CLI and the tray both go through this service. Loading honours safe mode and the block
+list (``plugins.blocked`` in settings); pack skills that trip the injection scan are held back
+until the user allows that exact text (``plugins.allowed_skills`` records name and SHA-256, so
+an edited skill is checked again).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+
+from .. import __version__
+from ..core.contributions import McpServerContribution
+from ..core.search import SearchProvider
+from ..core.skills import (
+    ORIGIN_PERSONA,
+    ORIGIN_USER,
+    DirectorySkillSource,
+    SkillCatalog,
+    SkillSource,
+    scan_skill,
+)
+from ..core.tools import Tool
+from ..pluginhost.host import PackHost, PackReport, ReadOnlySettings, canonical_name, discover
+from ..pluginhost.installer import InstallError, InstallOutcome, OutputFn, PackInstaller
+from ..pluginhost.packsenv import PacksEnv
+from .paths import AppPaths
+from .settings import SettingsStore
+
+log = logging.getLogger(__name__)
+
+BLOCKED_KEY = "plugins.blocked"
+ALLOWED_SKILLS_KEY = "plugins.allowed_skills"
+PROVIDER_KEY = "search.provider"
+
+
+@dataclass(frozen=True)
+class HeldSkill:
+    """A pack skill kept out of sessions because the injection scan flagged it."""
+
+    pack: str
+    name: str
+    sha256: str
+    finding: str
+
+    @property
+    def key(self) -> str:
+        return f"{self.pack}/{self.name}@{self.sha256}"
+
+    def as_dict(self) -> dict[str, str]:
+        return {"pack": self.pack, "name": self.name, "sha256": self.sha256, "finding": self.finding}
+
+
+class PluginService:
+    """Loads plugin packs and answers what they contribute; installs and removes packs."""
+
+    def __init__(self, paths: AppPaths, settings: SettingsStore, safe_mode: bool = False) -> None:
+        self.paths = paths
+        self.settings = settings
+        self.safe_mode = safe_mode
+        self.env = PacksEnv(paths.packs_dir)
+        self.installer = PackInstaller(self.env, paths.installed_packs_file, __version__)
+        self._host: PackHost | None = None
+        self._lock = threading.RLock()
+
+    # -- loading ---------------------------------------------------------------------------
+
+    def load(self) -> PackHost:
+        """Load every pack once (idempotent); safe mode and the block list apply before import."""
+        with self._lock:
+            if self._host is None:
+                self.env.activate()
+                host = PackHost(
+                    ReadOnlySettings(self.settings.get),
+                    self.blocked(),
+                    self.safe_mode,
+                    self.env.site_dir,
+                )
+                host.load(discover(self.env.site_dir))
+                self._host = host
+                for r in host.reports.values():
+                    if r.status == "failed":
+                        log.warning("plugin pack %s (%s) failed: %s", r.name, r.dist, r.error)
+            return self._host
+
+    def load_new(self, dist: str) -> list[PackReport]:
+        """Load a pack that was just installed, without a restart."""
+        host = self.load()
+        with self._lock:
+            self.env.activate()
+            import importlib
+
+            importlib.invalidate_caches()
+            return host.load(discover(self.env.site_dir, [str(self.env.site_dir)], [dist]))
+
+    def report(self) -> list[PackReport]:
+        """Every pack found, sorted by name: ok, failed or blocked, with what it contributed."""
+        host = self.load()
+        return sorted(host.reports.values(), key=lambda r: (r.name, canonical_name(r.dist)))
+
+    def tool_entries(self) -> list[tuple[Tool, str]]:
+        """(tool, pack name) for every tool the healthy packs registered, sorted by name."""
+        host = self.load()
+        return [host.tools[n] for n in sorted(host.tools)]
+
+    def mcp_servers(self) -> list[McpServerContribution]:
+        host = self.load()
+        return [host.servers[n] for n in sorted(host.servers)]
+
+    def providers(self) -> list[tuple[SearchProvider, str]]:
+        """(provider, pack) in registration order."""
+        return list(self.load().providers.values())
+
+    def search_provider(self) -> SearchProvider | None:
+        """The provider the ``search.provider`` setting names, else the first registered one."""
+        providers = self.providers()
+        wanted = self.settings.get(PROVIDER_KEY)
+        if isinstance(wanted, str) and wanted:
+            for p, _ in providers:
+                if p.name == wanted:
+                    return p
+            log.warning("search.provider is %r but no pack provides it", wanted)
+            return None
+        return providers[0][0] if providers else None
+
+    # -- skills ----------------------------------------------------------------------------
+
+    def _allowed(self) -> set[str]:
+        raw = self.settings.get(ALLOWED_SKILLS_KEY, []) or []
+        return {str(x) for x in raw if isinstance(x, str)}
+
+    def held_back_skills(self) -> list[HeldSkill]:
+        """Pack skills the injection scan flagged and the user has not allowed."""
+        host = self.load()
+        allowed = self._allowed()
+        out = []
+        for pack, src in sorted(host.skill_sources.items()):
+            for doc in src.docs():
+                hit = scan_skill(doc)
+                if hit is None:
+                    continue
+                held = HeldSkill(pack, doc.meta.name, doc.sha256, hit.describe())
+                if held.key not in allowed:
+                    out.append(held)
+        return out
+
+    def allow_skill(self, name: str) -> list[HeldSkill]:
+        """Allow held-back skills named ``name`` or ``pack/name``; returns what was allowed."""
+        hits = [h for h in self.held_back_skills() if name in (h.name, f"{h.pack}/{h.name}")]
+        if hits:
+            keys = sorted(self._allowed() | {h.key for h in hits})
+            self.settings.set(ALLOWED_SKILLS_KEY, keys)
+        return hits
+
+    def skill_catalog(self, persona_dir: Path | None = None) -> SkillCatalog:
+        """Skills for a session: persona ``skills/``, then the user's skills folder, then packs."""
+        host = self.load()
+        sources: list[SkillSource] = []
+        if persona_dir is not None:
+            sources.append(DirectorySkillSource([Path(persona_dir) / "skills"], ORIGIN_PERSONA))
+        sources.append(DirectorySkillSource([self.paths.user_skills_dir], ORIGIN_USER))
+        held: dict[str, set[str]] = {}
+        for h in self.held_back_skills():
+            held.setdefault(h.pack, set()).add(h.name)
+        for pack, roots in sorted(host.skill_roots.items()):
+            sources.append(DirectorySkillSource(roots, "pack", pack, exclude=held.get(pack, ())))
+        return SkillCatalog(sources)
+
+    # -- block list ------------------------------------------------------------------------
+
+    def blocked(self) -> list[str]:
+        raw = self.settings.get(BLOCKED_KEY, []) or []
+        return sorted({str(x) for x in raw if isinstance(x, str) and x.strip()})
+
+    def disable(self, name: str) -> bool:
+        """Add ``name`` (a pack or distribution name) to the block list; False if already there."""
+        current = self.blocked()
+        if name in current:
+            return False
+        self.settings.set(BLOCKED_KEY, sorted({*current, name}))
+        return True
+
+    def enable(self, name: str) -> bool:
+        current = self.blocked()
+        if name not in current:
+            return False
+        self.settings.set(BLOCKED_KEY, [b for b in current if b != name])
+        return True
+
+    def known_names(self) -> set[str]:
+        names: set[str] = set()
+        for r in self.report():
+            names.update({r.name, r.dist, canonical_name(r.dist)})
+        return names
+
+    # -- installing ------------------------------------------------------------------------
+
+    def install(self, spec: str, out: OutputFn, wait: float = 0.0) -> tuple[InstallOutcome, list[PackReport]]:
+        """Install a pack; a new pack is loaded at once, an upgrade needs a restart."""
+        outcome = self.installer.install(spec, out, wait)
+        reports: list[PackReport] = []
+        if not outcome.restart_needed:
+            reports = self.load_new(outcome.dist)
+        return outcome, reports
+
+    def uninstall(self, name: str, out: OutputFn, wait: float = 0.0) -> tuple[str, str]:
+        return self.installer.uninstall(name, out, wait)
+
+    def restore(self, out: OutputFn, wait: float = 0.0) -> list[tuple[str, str]]:
+        return self.installer.restore(out, wait)
+
+
+__all__ = ["HeldSkill", "InstallError", "PluginService"]
+
+

@@ -1,0 +1,186 @@
+"""``hearthside plugins``: list, install, uninstall, enable, disable, restore, skill hold-backs."""
+
+from __future__ import annotations
+
+import click
+
+from .common import HandledError, emit_json, get_app, json_option
+
+wait_option = click.option(
+    "--wait", type=click.FloatRange(min=0), default=0.0, show_default=True,
+    help="Seconds to wait when another install is running (0 = refuse at once).",
+)
+
+
+def _err(line: str) -> None:
+    click.echo(line, err=True)
+
+
+@click.group()
+def plugins() -> None:
+    """Plugin packs: extra tools, skills, web search and MCP servers."""
+
+
+@plugins.command("list")
+@json_option
+@click.pass_context
+def list_cmd(ctx: click.Context, as_json: bool) -> None:
+    """Show every pack: loaded (ok), failed (with the reason) or blocked."""
+    app = get_app(ctx)
+    reports = app.plugins.report()
+    if as_json:
+        emit_json([r.as_dict() for r in reports])
+        return
+    if app.safe_mode:
+        click.echo("Safe mode: third-party packs are not loaded.")
+    if not reports:
+        click.echo("No plugin packs are installed. Install one with 'hearthside plugins install NAME'.")
+        return
+    for r in reports:
+        click.echo(f"{r.name}  ({r.dist} {r.version})  {r.status}")
+        if r.error:
+            click.echo(f"    {r.error}")
+        for kind, names in r.contributes.items():
+            if names:
+                click.echo(f"    {kind}: {', '.join(names)}")
+        for w in r.warnings:
+            click.echo(f"    warning: {w}")
+
+
+@plugins.command("install")
+@click.argument("spec")
+@wait_option
+@click.pass_context
+def install_cmd(ctx: click.Context, spec: str, wait: float) -> None:
+    """Install a pack (a name, name==version, a wheel file or a URL) with pip."""
+    from ..pluginhost.installer import InstallError
+
+    app = get_app(ctx)
+    try:
+        outcome, reports = app.plugins.install(spec, _err, wait)
+    except InstallError as exc:
+        raise HandledError(str(exc)) from None
+    click.echo(f"{outcome.action} {outcome.dist} {outcome.version} (packs: {', '.join(outcome.pack_names)})")
+    if outcome.restart_needed:
+        click.echo("Restart Hearthside to use the new version.")
+    for r in reports:
+        if r.status == "ok":
+            click.echo(f"loaded {r.name}")
+        else:
+            click.echo(f"{r.name} is installed but {r.status}: {r.error}")
+    held = [h for h in app.plugins.held_back_skills() if h.pack in outcome.pack_names]
+    for h in held:
+        click.echo(f"skill {h.pack}/{h.name} is held back: {h.finding}. "
+                   f"Allow it with 'hearthside plugins allow-skill {h.pack}/{h.name}'.")
+
+
+@plugins.command("uninstall")
+@click.argument("name")
+@wait_option
+@click.pass_context
+def uninstall_cmd(ctx: click.Context, name: str, wait: float) -> None:
+    """Remove a pack you installed (by pack or distribution name)."""
+    from ..pluginhost.installer import InstallError
+
+    try:
+        dist, version = get_app(ctx).plugins.uninstall(name, _err, wait)
+    except InstallError as exc:
+        raise HandledError(str(exc)) from None
+    click.echo(f"removed {dist} {version}. Restart Hearthside to unload it.")
+
+
+@plugins.command("restore")
+@wait_option
+@click.pass_context
+def restore_cmd(ctx: click.Context, wait: float) -> None:
+    """Reinstall every pack you installed before (after moving or reinstalling Hearthside)."""
+    results = get_app(ctx).plugins.restore(_err, wait)
+    if not results:
+        click.echo("No packs are recorded; nothing to restore.")
+        return
+    bad = 0
+    for name, status in results:
+        click.echo(f"{name}: {status}")
+        bad += status not in ("ok", "already installed")
+    if bad:
+        raise HandledError(f"{bad} pack(s) could not be restored; see above")
+
+
+@plugins.command("disable")
+@click.argument("name")
+@click.pass_context
+def disable_cmd(ctx: click.Context, name: str) -> None:
+    """Stop loading a pack (by pack or distribution name); it stays installed."""
+    svc = get_app(ctx).plugins
+    if not svc.disable(name):
+        click.echo(f"{name} is already disabled.")
+        return
+    click.echo(f"disabled {name}. It will not be loaded from the next start.")
+
+
+@plugins.command("enable")
+@click.argument("name")
+@click.pass_context
+def enable_cmd(ctx: click.Context, name: str) -> None:
+    """Load a disabled pack again."""
+    svc = get_app(ctx).plugins
+    if not svc.enable(name):
+        raise HandledError(f"{name} is not disabled; 'hearthside plugins list' shows the packs")
+    click.echo(f"enabled {name}. It will be loaded from the next start.")
+
+
+@plugins.command("held")
+@json_option
+@click.pass_context
+def held_cmd(ctx: click.Context, as_json: bool) -> None:
+    """Pack skills held back because they contain text that looks like an injection."""
+    held = get_app(ctx).plugins.held_back_skills()
+    if as_json:
+        emit_json([h.as_dict() for h in held])
+        return
+    if not held:
+        click.echo("No pack skills are held back.")
+    for h in held:
+        click.echo(f"{h.pack}/{h.name}: {h.finding}")
+
+
+@plugins.command("allow-skill")
+@click.argument("name")
+@click.pass_context
+def allow_skill_cmd(ctx: click.Context, name: str) -> None:
+    """Let a held-back pack skill into sessions (NAME or PACK/NAME). Read it first."""
+    allowed = get_app(ctx).plugins.allow_skill(name)
+    if not allowed:
+        raise HandledError(f"no held-back skill is named {name!r}; 'hearthside plugins held' lists them")
+    for h in allowed:
+        click.echo(f"allowed {h.pack}/{h.name}")
+
+
+@plugins.command("skills")
+@click.option("--persona", "persona", default=None, help="Include this persona's own skills.")
+@json_option
+@click.pass_context
+def skills_cmd(ctx: click.Context, persona: str | None, as_json: bool) -> None:
+    """List the skills a session would see, and skills that were skipped and why."""
+    app = get_app(ctx)
+    folder = None
+    if persona:
+        from ..app.personas import PersonaError
+
+        try:
+            folder = app.personas.get(persona).path
+        except PersonaError as exc:
+            raise HandledError(str(exc)) from None
+    cat = app.plugins.skill_catalog(folder)
+    metas = cat.list()
+    diags = cat.diagnostics()
+    if as_json:
+        emit_json({
+            "skills": [m.as_dict() for m in metas],
+            "skipped": [{"skill": d.skill, "origin": d.origin, "pack": d.pack, "reason": d.reason} for d in diags],
+        })
+        return
+    for m in metas:
+        click.echo(f"{m.name}  [{m.origin}{'/' + m.pack if m.pack else ''}]  {m.description}")
+    for d in diags:
+        click.echo(f"skipped {d.skill} [{d.origin}]: {d.reason}", err=True)

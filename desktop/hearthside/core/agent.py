@@ -1,0 +1,264 @@
+"""The agent loop: model turn, tool calls, model turn, ... until a reply without tool calls.
+
+Read-only calls of one turn run concurrently (in runs of consecutive read-only calls, so a
+read never overtakes a write the model asked for first); mutating calls run one at a time and
+each is approved first in default mode. A tool that raises, an unknown tool and arguments that
+are not a JSON object become error results the *model* sees, so it can correct itself; the user
+only hears about limits and model failures. The model itself is a protocol: the adapter speaks
+HTTP, tests and benchmarks speak it over a loopback socket.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from .tools import Catalog, PermissionMode, Tool, ToolEnv, ToolResult
+
+DEFAULT_MAX_TURNS = 20
+DEFAULT_MAX_TOOL_CALLS = 50
+
+
+class ModelError(Exception):
+    """The model could not be reached or answered nonsense; the message is for the user."""
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One function call the model asked for; ``arguments`` is the raw JSON text."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True)
+class ModelReply:
+    """One assistant message: text and/or tool calls."""
+
+    content: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    finish_reason: str = ""
+
+    def as_message(self) -> dict[str, Any]:
+        msg: dict[str, Any] = {"role": "assistant", "content": self.content or None}
+        if self.tool_calls:
+            msg["tool_calls"] = [
+                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+                for c in self.tool_calls
+            ]
+        return msg
+
+
+class ChatModel(Protocol):
+    """An OpenAI-compatible chat model. ``on_text`` receives streamed text as it arrives."""
+
+    async def complete(
+        self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]],
+        on_text: Callable[[str], None] | None = None,
+    ) -> ModelReply: ...
+
+
+class Approver(Protocol):
+    """Decides whether a mutating tool call may run (the UI asks; unattended runs deny)."""
+
+    async def approve(self, tool: Tool, call: ToolCall, args: Mapping[str, Any]) -> bool: ...
+
+
+class DenyAll:
+    """The unattended approver: no mutating call runs."""
+
+    async def approve(self, tool: Tool, call: ToolCall, args: Mapping[str, Any]) -> bool:
+        return False
+
+
+class AllowAll:
+    """Approves everything (accept-edits mode, or a persona granted unattended writes)."""
+
+    async def approve(self, tool: Tool, call: ToolCall, args: Mapping[str, Any]) -> bool:
+        return True
+
+
+def needs_approval(tool: Tool) -> bool:
+    """Mutating tools need approval unless they declare ``approval_exempt`` (memory tools:
+    they write only the learned-memory store, which the user can review and undo)."""
+    return not tool.read_only and not bool(getattr(tool, "approval_exempt", False))
+
+
+@dataclass(frozen=True)
+class AgentLimits:
+    max_turns: int = DEFAULT_MAX_TURNS
+    max_tool_calls: int = DEFAULT_MAX_TOOL_CALLS
+
+
+@dataclass(frozen=True)
+class ToolEvent:
+    """What happened to one tool call, for transcripts and the UI."""
+
+    call: ToolCall
+    result: ToolResult
+    ran: bool
+
+
+@dataclass(frozen=True)
+class AgentResult:
+    """The outcome of one user message. ``stopped`` is done, max_turns, max_tool_calls or
+    cancelled; ``note`` is a sentence for the user when it is not done."""
+
+    text: str
+    stopped: str
+    turns: int
+    tool_calls: int
+    events: tuple[ToolEvent, ...] = ()
+    note: str = ""
+
+
+@dataclass
+class Conversation:
+    """The messages of one session; turn 0 (system) is fixed when the session starts."""
+
+    messages: list[dict[str, Any]] = field(default_factory=list)
+
+
+class Agent:
+    """Runs one session's conversation against a model with a frozen tool list."""
+
+    def __init__(
+        self, model: ChatModel, tools: Sequence[Tool], system_prompt: str, *,
+        env: ToolEnv | None = None, approver: Approver | None = None,
+        mode: PermissionMode = PermissionMode.DEFAULT, limits: AgentLimits = AgentLimits(),
+        on_tool: Callable[[ToolEvent], None] | None = None,
+    ) -> None:
+        catalog = Catalog()
+        for t in tools:
+            catalog.register(t)
+        # The tool list is projected once: the session's tool specs are frozen with turn 0.
+        self._tools = {t.spec.name: t for t in catalog.available(mode)}
+        self.tool_specs = [s.as_openai() for s in catalog.advertised_specs(mode)]
+        self.model = model
+        self.env = env or ToolEnv()
+        self.approver = approver or DenyAll()
+        self.mode = mode
+        self.limits = limits
+        self.on_tool = on_tool
+        self.conversation = Conversation([{"role": "system", "content": system_prompt}])
+        self._task: asyncio.Task[AgentResult] | None = None
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        return self.conversation.messages
+
+    def cancel(self) -> None:
+        """Stop the message being answered; ``send`` then returns ``stopped="cancelled"``."""
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+
+    async def send(self, text: str, on_text: Callable[[str], None] | None = None) -> AgentResult:
+        """Add a user message and run until the model answers without tool calls, a cap is
+        reached, or :meth:`cancel` is called."""
+        start = len(self.messages)
+        self.messages.append({"role": "user", "content": text})
+        self._task = asyncio.ensure_future(self._run(on_text))
+        try:
+            return await asyncio.shield(self._task)
+        except asyncio.CancelledError:
+            if self._task.cancelled():
+                # Drop the half-answered exchange so the next message starts from a valid history.
+                del self.messages[start:]
+                return AgentResult("", "cancelled", 0, 0, note="The conversation was cancelled.")
+            self._task.cancel()
+            raise
+
+    async def _run(self, on_text: Callable[[str], None] | None) -> AgentResult:
+        events: list[ToolEvent] = []
+        calls_made = 0
+        turns = 0
+        last_text = ""
+        while True:
+            if turns >= self.limits.max_turns:
+                return AgentResult(last_text, "max_turns", turns, calls_made, tuple(events),
+                                   f"Stopped: the persona reached the limit of {self.limits.max_turns} "
+                                   "model turns for one message.")
+            turns += 1
+            reply = await self.model.complete(self.messages, self.tool_specs, on_text)
+            self.messages.append(reply.as_message())
+            last_text = reply.content or last_text
+            if not reply.tool_calls:
+                return AgentResult(reply.content, "done", turns, calls_made, tuple(events))
+            allowed = max(0, self.limits.max_tool_calls - calls_made)
+            runnable, over = list(reply.tool_calls[:allowed]), list(reply.tool_calls[allowed:])
+            results = await self._dispatch(runnable)
+            calls_made += len(runnable)
+            for call in over:
+                results[call.id] = (ToolResult.error(
+                    f"Not run: the limit of {self.limits.max_tool_calls} tool calls was reached."), False)
+            for call in reply.tool_calls:
+                res, ran = results[call.id]
+                ev = ToolEvent(call, res, ran)
+                events.append(ev)
+                if self.on_tool:
+                    self.on_tool(ev)
+                content = res.content if not res.is_error else f"Error: {res.content}"
+                self.messages.append({"role": "tool", "tool_call_id": call.id, "content": content})
+            if over:
+                return AgentResult(last_text, "max_tool_calls", turns, calls_made, tuple(events),
+                                   f"Stopped: the persona reached the limit of "
+                                   f"{self.limits.max_tool_calls} tool calls for one message.")
+
+    async def _dispatch(self, calls: list[ToolCall]) -> dict[str, tuple[ToolResult, bool]]:
+        out: dict[str, tuple[ToolResult, bool]] = {}
+        batch: list[ToolCall] = []
+
+        async def flush() -> None:
+            if batch:
+                got = await asyncio.gather(*(self._run_one(c) for c in batch))
+                out.update({c.id: r for c, r in zip(batch, got)})
+                batch.clear()
+
+        for call in calls:
+            tool = self._tools.get(call.name)
+            if tool is not None and tool.read_only:
+                batch.append(call)
+                continue
+            await flush()
+            out[call.id] = await self._run_one(call)
+        await flush()
+        return out
+
+    async def _run_one(self, call: ToolCall) -> tuple[ToolResult, bool]:
+        tool = self._tools.get(call.name)
+        if tool is None:
+            names = ", ".join(sorted(self._tools)) or "none"
+            return ToolResult.error(f"There is no tool named {call.name!r} in this session. "
+                                    f"Available tools: {names}."), False
+        args = parse_arguments(call.arguments)
+        if isinstance(args, str):
+            return ToolResult.error(args), False
+        if needs_approval(tool) and self.mode is not PermissionMode.ACCEPT_EDITS:
+            if not await self.approver.approve(tool, call, args):
+                return ToolResult.error(f"The user did not allow {call.name} to run."), False
+        try:
+            result = await tool.execute(args, self.env)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a failing tool is the model's problem to handle
+            return ToolResult.error(f"{call.name} failed: {type(exc).__name__}: {exc}"), True
+        if not isinstance(result, ToolResult):
+            return ToolResult.error(f"{call.name} returned {type(result).__name__}, not a result"), True
+        return result, True
+
+
+def parse_arguments(raw: str) -> dict[str, Any] | str:
+    """The call's arguments as a dict, or a sentence for the model saying what is wrong."""
+    if raw is None or raw.strip() == "":
+        return {}
+    try:
+        args = json.loads(raw)
+    except ValueError as exc:
+        return f"The arguments were not valid JSON ({exc.args[0] if exc.args else exc}); send a JSON object."
+    if not isinstance(args, dict):
+        return "The arguments must be a JSON object."
+    return args

@@ -1,0 +1,437 @@
+"""The MCP server configuration model and the import of other hosts' files (contract section 9).
+
+A server is stdio (``command``, ``args``, ``env``, ``cwd``) or streamable HTTP (``url``,
+``headers``). Secret-shaped header values and env values never live in this model: they are
+:class:`SecretRef` s pointing into the keyring, so ``mcp.json`` can be shown, backed up and
+shared without leaking anything. Pure: parsing returns values and the secrets it pulled out,
+and the app decides where those go (the keyring, or nowhere).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import re
+import urllib.parse
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+from .redact import is_secret_name
+
+#: Seconds each connection phase (connect, list tools, a call) may take by default.
+DEFAULT_TIMEOUT = 30.0
+
+#: Server names: letters, digits, ``-`` and single ``_``; short enough that
+#: ``mcp__<server>__<tool>`` leaves room for the tool within the 64-character tool name limit.
+SERVER_NAME_RX = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9_-]{0,46}[A-Za-z0-9])?$")
+
+#: RFC 7230 header-name characters.
+HEADER_NAME_RX = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+
+#: A placeholder another host resolves itself (VS Code ``${input:id}``, ``${env:NAME}``):
+#: Hearthside cannot resolve it, so the secret has to be entered with ``set-secret``.
+PLACEHOLDER_RX = re.compile(r"^\$\{[^}]+\}$")
+
+Transport = Literal["stdio", "http"]
+
+
+class McpConfigError(ValueError):
+    """A configuration Hearthside refuses; the message says what is wrong and what to do."""
+
+
+@dataclass(frozen=True)
+class SecretRef:
+    """A pointer to a secret in the keyring. The value itself is never part of the config."""
+
+    ref: str
+
+    def as_json(self) -> dict[str, str]:
+        return {"secret": self.ref}
+
+
+def header_ref(server: str, header: str) -> str:
+    """The stable keyring reference for a server's header secret."""
+    return f"mcp/{server}/header/{header.lower()}"
+
+
+def env_ref(server: str, key: str) -> str:
+    """The stable keyring reference for a stdio server's env secret."""
+    return f"mcp/{server}/env/{key}"
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """One configured MCP server. ``source`` is ``user`` or ``pack:<pack name>``."""
+
+    name: str
+    transport: Transport
+    command: str = ""
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str | SecretRef] = field(default_factory=dict)
+    cwd: str | None = None
+    url: str = ""
+    headers: Mapping[str, str | SecretRef] = field(default_factory=dict)
+    enabled: bool = True
+    timeout: float = DEFAULT_TIMEOUT
+    allow_insecure_http: bool = False
+    source: str = "user"
+
+    def secret_refs(self) -> dict[str, str]:
+        """``{header or env name: keyring reference}`` for every secret this server uses."""
+        pairs = self.headers if self.transport == "http" else self.env
+        return {k: v.ref for k, v in pairs.items() if isinstance(v, SecretRef)}
+
+    def as_json(self) -> dict[str, Any]:
+        """The ``mcp.json`` entry: plain values plus ``{"secret": ref}`` for secrets."""
+
+        def enc(m: Mapping[str, str | SecretRef]) -> dict[str, Any]:
+            return {k: (v.as_json() if isinstance(v, SecretRef) else v) for k, v in m.items()}
+
+        d: dict[str, Any] = {"type": self.transport}
+        if self.transport == "stdio":
+            d["command"] = self.command
+            d["args"] = list(self.args)
+            if self.env:
+                d["env"] = enc(self.env)
+            if self.cwd:
+                d["cwd"] = self.cwd
+        else:
+            d["url"] = self.url
+            if self.headers:
+                d["headers"] = enc(self.headers)
+            if self.allow_insecure_http:
+                d["allow_insecure_http"] = True
+        d["enabled"] = self.enabled
+        d["timeout"] = self.timeout
+        return d
+
+
+# --- rules -----------------------------------------------------------------------------------
+
+
+def validate_name(name: str) -> str:
+    """Return ``name`` if it can be a server name, else raise with what to change."""
+    if not isinstance(name, str) or not name:
+        raise McpConfigError("a server needs a name")
+    if "__" in name:
+        raise McpConfigError(
+            f"server name {name!r} contains '__', which separates the parts of tool names "
+            "(mcp__<server>__<tool>): rename it, e.g. with a single '_' or '-'"
+        )
+    if not SERVER_NAME_RX.match(name):
+        raise McpConfigError(
+            f"server name {name!r} is not allowed: use 1-48 letters, digits, '-' or '_', "
+            "starting and ending with a letter or digit"
+        )
+    return name
+
+
+def check_header(name: str, value: str) -> None:
+    """Refuse a header a request could be split with (CR, LF, NUL) or that is not a header."""
+    if not HEADER_NAME_RX.match(name or ""):
+        raise McpConfigError(f"{name!r} is not a valid HTTP header name")
+    if any(c in value for c in "\r\n\x00"):
+        raise McpConfigError(
+            f"the value for header {name} contains a line break (CR/LF) or NUL, which could "
+            "smuggle extra headers: enter the value on one line"
+        )
+
+
+def is_loopback_host(host: str) -> bool:
+    """True for ``localhost`` and loopback addresses (127.0.0.0/8, ::1)."""
+    h = (host or "").strip("[]").lower()
+    if h == "localhost" or h.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(h).is_loopback
+    except ValueError:
+        return False
+
+
+def origin_of(url: str) -> tuple[str, str, int]:
+    """``(scheme, host, port)`` of ``url`` with the scheme's default port filled in."""
+    u = urllib.parse.urlsplit(url)
+    scheme = (u.scheme or "").lower()
+    host = (u.hostname or "").lower()
+    port = u.port or {"http": 80, "https": 443}.get(scheme, 0)
+    return scheme, host, port
+
+
+def check_url(url: str) -> None:
+    """A server URL must be absolute http(s) without credentials in it."""
+    try:
+        u = urllib.parse.urlsplit(url)
+        u.port  # noqa: B018 - raises on a bad port
+    except ValueError as exc:
+        raise McpConfigError(f"the URL {url!r} is not valid: {exc}") from None
+    if u.scheme not in ("http", "https") or not u.hostname:
+        raise McpConfigError(f"the URL {url!r} must start with https:// (or http:// for a local server)")
+    if u.username or u.password:
+        raise McpConfigError(
+            "the URL contains a user name or password; remove it and put the credential in a "
+            "secret header instead (hearthside mcp set-secret NAME Authorization)"
+        )
+    if any(c in url for c in "\r\n\x00 "):
+        raise McpConfigError(f"the URL {url!r} contains spaces or line breaks")
+
+
+def check_transport_security(cfg: ServerConfig) -> None:
+    """A server carrying a secret must use https, or http on loopback, unless opted out."""
+    if cfg.transport != "http" or not cfg.secret_refs():
+        return
+    scheme, host, _ = origin_of(cfg.url)
+    if scheme == "https" or is_loopback_host(host) or cfg.allow_insecure_http:
+        return
+    raise McpConfigError(
+        f"server {cfg.name!r} sends a secret header but its URL uses plain http to {host}, "
+        "where anyone on the network could read it: use https, or opt out for this server "
+        "with --allow-insecure-http if you really mean it"
+    )
+
+
+def validate_server(cfg: ServerConfig) -> ServerConfig:
+    """Check every rule for one server; return it unchanged or raise :class:`McpConfigError`."""
+    validate_name(cfg.name)
+    if cfg.transport == "stdio":
+        if not cfg.command or not isinstance(cfg.command, str):
+            raise McpConfigError(f"server {cfg.name!r}: a stdio server needs a command")
+        for k, v in cfg.env.items():
+            if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", k):
+                raise McpConfigError(f"server {cfg.name!r}: {k!r} is not a valid environment name")
+            if isinstance(v, str) and "\x00" in v:
+                raise McpConfigError(f"server {cfg.name!r}: the value of {k} contains NUL")
+    elif cfg.transport == "http":
+        check_url(cfg.url)
+        for k, v in cfg.headers.items():
+            check_header(k, v if isinstance(v, str) else "")
+    else:
+        raise McpConfigError(f"server {cfg.name!r}: unknown transport {cfg.transport!r}")
+    if not (0 < cfg.timeout <= 3600):
+        raise McpConfigError(f"server {cfg.name!r}: timeout must be between 0 and 3600 seconds")
+    check_transport_security(cfg)
+    return cfg
+
+
+# --- parsing ---------------------------------------------------------------------------------
+
+
+def load_json(text: str, what: str) -> Any:
+    """``json.loads`` whose error names the line and column, the way an editor shows them."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise McpConfigError(
+            f"{what} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
+        ) from None
+
+
+@dataclass(frozen=True)
+class ParsedServers:
+    """Servers parsed from a file, the secrets pulled out of it, and notes for the user."""
+
+    servers: tuple[ServerConfig, ...]
+    secrets: Mapping[str, str]  # keyring reference -> value
+    missing: tuple[str, ...] = ()  # references that still need a value (placeholders)
+    notes: tuple[str, ...] = ()
+
+
+def _str_map(raw: Any, where: str) -> dict[str, Any]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise McpConfigError(f"{where} must be an object of names to values")
+    return raw
+
+
+def server_from_entry(
+    name: str, raw: Any, *, source: str = "user", stored: bool = False
+) -> tuple[ServerConfig, dict[str, str], list[str]]:
+    """Build one server from a JSON entry.
+
+    Secret-shaped values (contract section 9) become references; the values are returned
+    separately as ``{ref: value}``. ``stored`` is True for Hearthside's own ``mcp.json``, where
+    a plain secret-shaped value would mean the file was edited by hand: it is still moved out.
+    Returns ``(server, secrets, missing_refs)``.
+    """
+    validate_name(name)
+    if not isinstance(raw, dict):
+        raise McpConfigError(f"server {name!r} must be an object")
+    kind = str(raw.get("type") or raw.get("transport") or "").lower()
+    if not kind:
+        kind = "http" if "url" in raw else "stdio"
+    if kind in ("streamable-http", "streamablehttp", "http", "sse"):
+        kind = "http"
+    secrets: dict[str, str] = {}
+    missing: list[str] = []
+
+    def split(pairs: dict[str, Any], ref_for: Any, where: str) -> dict[str, str | SecretRef]:
+        out: dict[str, str | SecretRef] = {}
+        for k, v in pairs.items():
+            if isinstance(v, dict) and isinstance(v.get("secret"), str):
+                out[k] = SecretRef(v["secret"])
+                continue
+            if not isinstance(v, (str, int, float)) or isinstance(v, bool):
+                raise McpConfigError(f"server {name!r}: {where} {k!r} must be a string")
+            v = str(v)
+            if kind == "http":
+                check_header(k, v)
+            if is_secret_name(k) or PLACEHOLDER_RX.match(v):
+                ref = ref_for(name, k)
+                out[k] = SecretRef(ref)
+                if PLACEHOLDER_RX.match(v):
+                    missing.append(ref)
+                else:
+                    secrets[ref] = v
+            else:
+                out[k] = v
+        return out
+
+    timeout = raw.get("timeout", DEFAULT_TIMEOUT)
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+        raise McpConfigError(f"server {name!r}: timeout must be a number of seconds")
+    enabled = raw.get("enabled", not raw.get("disabled", False))
+    common: dict[str, Any] = {
+        "enabled": bool(enabled),
+        "timeout": float(timeout),
+        "source": source,
+    }
+    if kind == "http":
+        url = raw.get("url")
+        if not isinstance(url, str):
+            raise McpConfigError(f"server {name!r}: an HTTP server needs a url")
+        headers = split(_str_map(raw.get("headers"), f"server {name!r} headers"), header_ref, "header")
+        cfg = ServerConfig(
+            name, "http", url=url, headers=headers,
+            allow_insecure_http=bool(raw.get("allow_insecure_http", False)), **common,
+        )
+    elif kind == "stdio":
+        command = raw.get("command")
+        if not isinstance(command, str) or not command:
+            raise McpConfigError(f"server {name!r}: a stdio server needs a command")
+        args = raw.get("args") or []
+        if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+            raise McpConfigError(f"server {name!r}: args must be a list of strings")
+        env = split(_str_map(raw.get("env"), f"server {name!r} env"), env_ref, "env")
+        cwd = raw.get("cwd")
+        if cwd is not None and not isinstance(cwd, str):
+            raise McpConfigError(f"server {name!r}: cwd must be a string")
+        cfg = ServerConfig(name, "stdio", command=command, args=tuple(args), env=env, cwd=cwd or None, **common)
+    else:
+        raise McpConfigError(f"server {name!r}: unknown type {kind!r} (use stdio or http)")
+    return validate_server(cfg), secrets, missing
+
+
+def parse_host_config(text: str, what: str = "the file") -> ParsedServers:
+    """Parse a Claude Desktop / Cursor (``mcpServers``) or VS Code (``servers``) file.
+
+    All or nothing: one bad server raises and nothing is imported. Duplicate names inside the
+    file are refused (JSON would silently keep the last one).
+    """
+    dupes: list[str] = []
+
+    def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        seen: dict[str, Any] = {}
+        for k, v in pairs:
+            if k in seen:
+                dupes.append(k)
+            seen[k] = v
+        return seen
+
+    try:
+        doc = json.loads(text, object_pairs_hook=hook)
+    except json.JSONDecodeError as exc:
+        raise McpConfigError(
+            f"{what} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}; "
+            "nothing was imported"
+        ) from None
+    if not isinstance(doc, dict):
+        raise McpConfigError(f"{what} must hold a JSON object with \"mcpServers\" or \"servers\"")
+    block = doc.get("mcpServers", doc.get("servers"))
+    if block is None and isinstance(doc.get("mcp"), dict):  # VS Code settings.json: {"mcp": {"servers"}}
+        block = doc["mcp"].get("servers")
+    if not isinstance(block, dict):
+        raise McpConfigError(
+            f"{what} has no \"mcpServers\" (Claude Desktop, Cursor) or \"servers\" (VS Code) object"
+        )
+    names = set(block)
+    for d in dupes:
+        if d in names:
+            raise McpConfigError(f"{what} names server {d!r} twice; nothing was imported")
+    servers: list[ServerConfig] = []
+    secrets: dict[str, str] = {}
+    missing: list[str] = []
+    for name, raw in block.items():
+        cfg, sec, miss = server_from_entry(name, raw)
+        servers.append(cfg)
+        secrets.update(sec)
+        missing.extend(miss)
+    return ParsedServers(tuple(servers), secrets, tuple(missing))
+
+
+@dataclass(frozen=True)
+class McpConfig:
+    """The whole ``mcp.json``: servers by name, in file order."""
+
+    servers: tuple[ServerConfig, ...] = ()
+
+    def get(self, name: str) -> ServerConfig | None:
+        return next((s for s in self.servers if s.name == name), None)
+
+    def names(self) -> list[str]:
+        return [s.name for s in self.servers]
+
+    def with_server(self, cfg: ServerConfig, replace_existing: bool = False) -> McpConfig:
+        """A copy with ``cfg`` added; refuses a duplicate name unless replacing."""
+        validate_server(cfg)
+        if self.get(cfg.name) is not None:
+            if not replace_existing:
+                raise McpConfigError(
+                    f"a server named {cfg.name!r} already exists: remove it first or pick another name"
+                )
+            return McpConfig(tuple(cfg if s.name == cfg.name else s for s in self.servers))
+        return McpConfig(self.servers + (cfg,))
+
+    def without(self, name: str) -> McpConfig:
+        return McpConfig(tuple(s for s in self.servers if s.name != name))
+
+    def as_json(self) -> dict[str, Any]:
+        return {"version": 1, "servers": {s.name: s.as_json() for s in self.servers}}
+
+    def dumps(self) -> str:
+        return json.dumps(self.as_json(), indent=2, ensure_ascii=False) + "\n"
+
+
+def parse_stored(text: str) -> tuple[McpConfig, dict[str, str]]:
+    """Parse Hearthside's own ``mcp.json``. Returns the config and any plain secret-shaped values
+    found in it (a hand edit), which the caller moves into the keyring."""
+    doc = load_json(text, "mcp.json")
+    if not isinstance(doc, dict) or not isinstance(doc.get("servers", {}), dict):
+        raise McpConfigError("mcp.json must hold {\"servers\": {...}}")
+    servers: list[ServerConfig] = []
+    secrets: dict[str, str] = {}
+    for name, raw in doc.get("servers", {}).items():
+        cfg, sec, _ = server_from_entry(name, raw, stored=True)
+        servers.append(cfg)
+        secrets.update(sec)
+    return McpConfig(tuple(servers)), secrets
+
+
+def with_secret(cfg: ServerConfig, key: str) -> tuple[ServerConfig, str]:
+    """``cfg`` with header (http) or env key (stdio) ``key`` turned into a secret reference.
+    Returns the new config and the reference to store the value under."""
+    if cfg.transport == "http":
+        check_header(key, "")
+        existing = next((k for k in cfg.headers if k.lower() == key.lower()), key)
+        ref = header_ref(cfg.name, existing)
+        headers = dict(cfg.headers)
+        headers[existing] = SecretRef(ref)
+        new = replace(cfg, headers=headers)
+    else:
+        if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", key):
+            raise McpConfigError(f"{key!r} is not a valid environment name")
+        ref = env_ref(cfg.name, key)
+        env = dict(cfg.env)
+        env[key] = SecretRef(ref)
+        new = replace(cfg, env=env)
+    return validate_server(new), ref

@@ -1,0 +1,380 @@
+"""The learned-memory model (contract section 6; seeds ``004_*`` MemoryStore and lifecycle types).
+
+Pure values and rules: the key grammar, the limits, revisions with opaque versions, compare-and-
+swap, forget as a tombstone, undo as a compensating revision, secret-shaped value refusal and
+injection findings. A store adapter loads a :class:`MemoryDocument`, asks it to mutate, and saves
+it; every rule lives here so two store implementations cannot disagree about them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ..injection import scan_for_injection
+
+KEY_RX = re.compile(r"^[a-z][a-z0-9_-]*(/[a-z][a-z0-9_-]*)*$")
+MAX_KEY_BYTES = 128
+MAX_VALUE_BYTES = 64 * 1024
+MAX_DESCRIPTION_BYTES = 64 * 1024
+MAX_KEYS = 4096
+MAX_REVISIONS = 64
+MAX_DOCUMENT_BYTES = 8 * 1024 * 1024
+FORMAT = 1
+
+#: Pass as ``expected`` to require that the key has no current value (create-only).
+ABSENT = "absent"
+
+STATUS_ACTIVE = "active"
+STATUS_SUPERSEDED = "superseded"
+STATUS_DELETED = "deleted"
+
+WRITERS = ("user", "model", "system")
+ORIGINS = ("explicit", "learning", "consolidation", "imported", "undo")
+
+#: Shapes of credentials a persona must never be asked to remember (contract section 6).
+SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("an OpenAI-style API key (sk-...)", re.compile(r"(?<![A-Za-z0-9])sk-[A-Za-z0-9_-]{16,}")),
+    ("a GitHub token", re.compile(r"(?<![A-Za-z0-9])(gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})")),
+    ("a Slack token (xox.-)", re.compile(r"(?<![A-Za-z0-9])xox[abprs]-[A-Za-z0-9-]{10,}")),
+    ("an AWS access key (AKIA...)", re.compile(r"(?<![A-Z0-9])(AKIA|ASIA)[0-9A-Z]{16}(?![A-Z0-9])")),
+    ("a JSON Web Token", re.compile(r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
+    ("a PEM private key", re.compile(r"-----BEGIN ([A-Z0-9]+ )*PRIVATE KEY-----")),
+    ("a Google API key (AIza...)", re.compile(r"(?<![A-Za-z0-9])AIza[0-9A-Za-z_-]{35}")),
+)
+
+
+class MemoryStoreError(Exception):
+    """A memory operation was refused; the message says what happened and what to do."""
+
+
+class InvalidKeyError(MemoryStoreError):
+    """The key breaks the grammar or the length limit."""
+
+
+class LimitError(MemoryStoreError):
+    """A value, description, key count or the whole document is over its limit."""
+
+
+class SecretValueError(MemoryStoreError):
+    """The value looks like a credential; credentials belong in the keyring, not in memory."""
+
+
+class VersionConflictError(MemoryStoreError):
+    """The expected version is not the current one (``actual`` is "" when there is none)."""
+
+    def __init__(self, key: str, expected: str, actual: str) -> None:
+        self.key, self.expected, self.actual = key, expected, actual
+        super().__init__(
+            f"memory {key!r} changed: expected version {expected!r}, current is "
+            f"{actual or 'none'!r}. Inspect it again and retry with the current version."
+        )
+
+
+class NotFoundError(MemoryStoreError):
+    """The key has no record at all."""
+
+
+class CorruptMemoryError(MemoryStoreError):
+    """The stored document cannot be read; it is kept untouched and writes are refused."""
+
+
+class LockTimeoutError(MemoryStoreError):
+    """Another process held the memory lock for longer than the timeout."""
+
+
+@dataclass(frozen=True)
+class MemoryEntry:
+    """One memory as callers see it. ``value`` is "" in index and search results."""
+
+    key: str
+    value: str
+    description: str
+    updated_at: float
+    version: str = ""
+    finding: str = ""
+
+    def as_dict(self, with_value: bool = True) -> dict[str, Any]:
+        d: dict[str, Any] = {"key": self.key, "description": self.description,
+                             "updated_at": self.updated_at, "version": self.version}
+        if with_value:
+            d["value"] = self.value
+        if self.finding:
+            d["finding"] = self.finding
+        return d
+
+
+@dataclass(frozen=True)
+class MemoryRevision:
+    """One immutable revision; ``status`` is active, superseded or deleted (a tombstone)."""
+
+    key: str
+    value: str
+    description: str
+    version: str
+    status: str
+    writer: str
+    origin: str
+    updated_at: float
+    session_id: str = ""
+    finding: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "key": self.key, "value": self.value, "description": self.description,
+            "version": self.version, "status": self.status, "writer": self.writer,
+            "origin": self.origin, "updated_at": self.updated_at,
+            "session_id": self.session_id, "finding": self.finding,
+        }
+
+    @classmethod
+    def from_dict(cls, key: str, d: Mapping[str, Any]) -> MemoryRevision:
+        return cls(
+            key=key, value=str(d["value"]), description=str(d.get("description", "")),
+            version=str(d["version"]), status=str(d["status"]), writer=str(d.get("writer", "user")),
+            origin=str(d.get("origin", "explicit")), updated_at=float(d["updated_at"]),
+            session_id=str(d.get("session_id", "")), finding=str(d.get("finding", "")),
+        )
+
+
+@dataclass(frozen=True)
+class MemoryRecord:
+    """The current revision plus history, oldest first; ``truncated`` when old ones were dropped."""
+
+    current: MemoryRevision
+    revisions: tuple[MemoryRevision, ...]
+    truncated: bool = False
+
+    @property
+    def exists(self) -> bool:
+        return self.current.status == STATUS_ACTIVE
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"current": self.current.as_dict(), "revisions": [r.as_dict() for r in self.revisions],
+                "truncated": self.truncated, "exists": self.exists}
+
+
+def validate_key(key: str) -> None:
+    """Raise :class:`InvalidKeyError` with a sentence when ``key`` breaks the grammar."""
+    if not isinstance(key, str) or not KEY_RX.match(key):
+        raise InvalidKeyError(
+            f"{key!r} is not a valid memory key: use lowercase segments joined by '/', each "
+            "starting with a-z followed by a-z, 0-9, '-' or '_' (for example 'pref/coffee')."
+        )
+    if len(key.encode("utf-8")) > MAX_KEY_BYTES:
+        raise InvalidKeyError(f"memory key is {len(key)} bytes; keys are at most {MAX_KEY_BYTES} bytes.")
+
+
+def secret_shape(text: str) -> str:
+    """Name the credential shape found in ``text``, or "" when none."""
+    for label, rx in SECRET_PATTERNS:
+        if rx.search(text):
+            return label
+    return ""
+
+
+def validate_value(value: str, description: str) -> None:
+    """Raise when a value or description is too big or looks like a credential."""
+    if not isinstance(value, str) or not isinstance(description, str):
+        raise MemoryStoreError("memory values and descriptions must be text.")
+    for what, text, cap in (("value", value, MAX_VALUE_BYTES), ("description", description, MAX_DESCRIPTION_BYTES)):
+        n = len(text.encode("utf-8"))
+        if n > cap:
+            raise LimitError(f"the memory {what} is {n} bytes; the limit is {cap} bytes (64 KiB). Shorten it.")
+    shape = secret_shape(value) or secret_shape(description)
+    if shape:
+        raise SecretValueError(
+            f"refused: the value looks like {shape}. Secrets belong in the keyring, not in memory."
+        )
+
+
+def derive_description(value: str) -> str:
+    """The first non-empty line of the value, cut to 120 characters (the index hook)."""
+    for line in value.splitlines():
+        line = line.strip()
+        if line:
+            return line[:120]
+    return ""
+
+
+def injection_finding(*texts: str) -> str:
+    """A sentence naming the first injection marker in the texts, or ""."""
+    for t in texts:
+        hit = scan_for_injection(t)
+        if hit:
+            return hit.describe()
+    return ""
+
+
+@dataclass
+class _Rec:
+    revisions: list[MemoryRevision]
+    truncated: bool = False
+
+
+@dataclass
+class MemoryDocument:
+    """The whole store of one persona as a value that knows its rules.
+
+    ``seq`` counts every write ever made; versions are minted from it so a version is never
+    reused even after undo, and the count doubles as a check that no write was lost.
+    """
+
+    records: dict[str, _Rec] = field(default_factory=dict)
+    seq: int = 0
+
+    # -- (de)serialization -------------------------------------------------------------
+    @classmethod
+    def from_json_obj(cls, obj: Any) -> MemoryDocument:
+        """Build from parsed JSON; raises :class:`CorruptMemoryError` on a wrong shape."""
+        try:
+            if not isinstance(obj, dict) or obj.get("format") != FORMAT:
+                raise ValueError("unknown format")
+            seq = int(obj["seq"])
+            records: dict[str, _Rec] = {}
+            for key, raw in dict(obj["records"]).items():
+                revs = [MemoryRevision.from_dict(key, r) for r in raw["revisions"]]
+                if not revs:
+                    raise ValueError(f"record {key!r} has no revisions")
+                records[str(key)] = _Rec(revs, bool(raw.get("truncated", False)))
+            return cls(records, seq)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise CorruptMemoryError(f"the memory document has an unexpected shape ({exc})") from exc
+
+    def to_json_obj(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT,
+            "seq": self.seq,
+            "records": {
+                k: {"truncated": r.truncated,
+                    "revisions": [{kk: vv for kk, vv in rev.as_dict().items() if kk != "key"} for rev in r.revisions]}
+                for k, r in sorted(self.records.items())
+            },
+        }
+
+    # -- reads -------------------------------------------------------------------------
+    def _current(self, key: str) -> MemoryRevision | None:
+        rec = self.records.get(key)
+        return rec.revisions[-1] if rec else None
+
+    def current_version(self, key: str) -> str:
+        """The version of the current *active* revision, or "" when the key has no value."""
+        cur = self._current(key)
+        return cur.version if cur and cur.status == STATUS_ACTIVE else ""
+
+    def recall(self, key: str) -> MemoryEntry | None:
+        cur = self._current(key)
+        if cur is None or cur.status != STATUS_ACTIVE:
+            return None
+        return _entry(cur, with_value=True)
+
+    def inspect(self, key: str) -> MemoryRecord | None:
+        rec = self.records.get(key)
+        if rec is None:
+            return None
+        return MemoryRecord(rec.revisions[-1], tuple(rec.revisions), rec.truncated)
+
+    def active(self) -> Iterable[MemoryRevision]:
+        for key in sorted(self.records):
+            cur = self.records[key].revisions[-1]
+            if cur.status == STATUS_ACTIVE:
+                yield cur
+
+    def list(self, prefix: str = "") -> list[MemoryEntry]:
+        return [_entry(r, True) for r in self.active() if r.key.startswith(prefix)]
+
+    def index(self) -> list[MemoryEntry]:
+        return [_entry(r, False) for r in self.active()]
+
+    def active_count(self) -> int:
+        return sum(1 for _ in self.active())
+
+    # -- writes ------------------------------------------------------------------------
+    def _check_expected(self, key: str, expected: str | None) -> None:
+        if expected is None:
+            return
+        actual = self.current_version(key)
+        if expected == ABSENT:
+            if actual:
+                raise VersionConflictError(key, expected, actual)
+            return
+        if expected != actual:
+            raise VersionConflictError(key, expected, actual)
+
+    def _append(self, rev: MemoryRevision) -> MemoryRecord:
+        rec = self.records.get(rev.key)
+        if rec is None:
+            rec = self.records[rev.key] = _Rec([])
+        if rec.revisions and rec.revisions[-1].status == STATUS_ACTIVE:
+            rec.revisions[-1] = replace(rec.revisions[-1], status=STATUS_SUPERSEDED)
+        rec.revisions.append(rev)
+        if len(rec.revisions) > MAX_REVISIONS:
+            del rec.revisions[: len(rec.revisions) - MAX_REVISIONS]
+            rec.truncated = True
+        return MemoryRecord(rec.revisions[-1], tuple(rec.revisions), rec.truncated)
+
+    def _mint(self) -> str:
+        self.seq += 1
+        return f"r{self.seq}"
+
+    def remember(
+        self, key: str, value: str, description: str = "", *, expected: str | None = None,
+        writer: str = "user", origin: str = "explicit", session_id: str = "", now: float = 0.0,
+    ) -> MemoryRecord:
+        """Store a value (last write wins, or CAS when ``expected`` is given)."""
+        validate_key(key)
+        validate_value(value, description)
+        self._check_expected(key, expected)
+        if not self.current_version(key) and self.active_count() >= MAX_KEYS:
+            raise LimitError(f"this persona already has {MAX_KEYS} memories; forget some first.")
+        finding = injection_finding(value, description)
+        rev = MemoryRevision(key, value, description, self._mint(), STATUS_ACTIVE,
+                             writer if writer in WRITERS else "user",
+                             origin if origin in ORIGINS else "explicit", now, session_id, finding)
+        return self._append(rev)
+
+    def forget(self, key: str, expected: str | None = None, *, writer: str = "user",
+               session_id: str = "", now: float = 0.0) -> MemoryRecord | None:
+        """Write a tombstone. Unversioned forget of a missing key is a no-op (returns None)."""
+        validate_key(key)
+        self._check_expected(key, expected)
+        cur = self._current(key)
+        if cur is None or cur.status != STATUS_ACTIVE:
+            return None
+        rev = MemoryRevision(key, "", cur.description, self._mint(), STATUS_DELETED,
+                             writer if writer in WRITERS else "user", "explicit", now, session_id)
+        return self._append(rev)
+
+    def undo(self, key: str, expected: str, *, writer: str = "user", session_id: str = "",
+             now: float = 0.0) -> MemoryRecord:
+        """Undo the latest revision with a compensating one; ``expected`` is required.
+
+        Undoing a creation leaves a tombstone; undoing a forget or an update brings back the
+        revision before it. History is never rewritten, so an undo can itself be undone.
+        """
+        validate_key(key)
+        rec = self.records.get(key)
+        if rec is None:
+            raise NotFoundError(f"there is no memory {key!r} to undo.")
+        if not expected:
+            raise MemoryStoreError("undo needs the expected version (see 'memory inspect').")
+        latest = rec.revisions[-1]
+        if expected != latest.version:
+            raise VersionConflictError(key, expected, latest.version)
+        prev = rec.revisions[-2] if len(rec.revisions) >= 2 else None
+        who = writer if writer in WRITERS else "user"
+        if prev is None or prev.status == STATUS_DELETED:
+            rev = MemoryRevision(key, "", latest.description, self._mint(), STATUS_DELETED, who,
+                                 "undo", now, session_id)
+        else:
+            rev = MemoryRevision(key, prev.value, prev.description, self._mint(), STATUS_ACTIVE, who,
+                                 "undo", now, session_id, prev.finding)
+        return self._append(rev)
+
+
+def _entry(rev: MemoryRevision, with_value: bool) -> MemoryEntry:
+    return MemoryEntry(rev.key, rev.value if with_value else "",
+                       rev.description or derive_description(rev.value), rev.updated_at,
+                       rev.version, rev.finding)

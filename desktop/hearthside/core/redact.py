@@ -1,0 +1,184 @@
+"""Which names are secret-shaped, and masking of secrets in any text (contract section 9).
+
+Every log handler, crash report and CLI output passes its text through :func:`redact`. Two
+things are masked: values the app knows are secrets (registered when they are entered or read
+from the keyring), in their raw, base64 and URL-encoded forms, because a secret leaks just as
+well encoded; and the value part of anything that *looks* like a secret header or key
+(``Authorization: Bearer ...``, ``"api_key": "..."``), so a secret the app never saw (say in a
+server's error message) is masked too.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+import threading
+import urllib.parse
+from collections.abc import Iterable
+
+#: Header names that always carry a secret, lower-case.
+SECRET_HEADER_NAMES = frozenset({"authorization", "proxy-authorization", "cookie", "x-api-key"})
+
+#: A header name or env key containing one of these words (any case) is secret-shaped.
+SECRET#: Name words that mark a secret in free text. Narrower than :data:`SECRET_NAME_WORDS` (no bare
+#: ``key``) because free text is full of harmless keys: memory keys, "keyring", "keyboard".
+_SECRETISH = r"(?:token|secret|password|passwd|api[-_]?key|access[-_]?key|private[-_]?key)(?![a-z])"
+_NAME_WORDS = r"(?:authorization|proxy-authorization|cookie|x-api-key|[\w.-]*" + _SECRETISH + r"[\w.-]*)"
+
+#: What a masked value is shown as.
+MASK = "********"
+
+#: Known values shorter than this are not masked in free text: masking "abc" everywhere would
+#: garble every message, and a secret that short is not worth protecting this way.
+MIN_SECRET_LEN = 6
+
+
+def is_secret_name(name: str) -> bool:
+    """True when a header name or environment key is secret-shaped (contract section 9)."""
+    low = name.strip().lower()
+    return low in SECRET_HEADER_NAMES or any(w in low for w in SECRET_NAME_WORDS)
+
+
+def mask(value: str) -> str:
+    """How a secret is shown after entry: a fixed mask that says only that a value is set."""
+    return MASK if value else ""
+
+
+def encoded_forms(value: str) -> set[str]:
+    """The forms a secret can take on its way out: raw, base64 (standard and URL-safe, with and
+    without padding) and URL-encoded (``quote`` and ``quote_plus``). A bearer/basic scheme prefix
+    is peeled off too, so the bare token is also a form."""
+    forms: set[str] = set()
+    candidates = {value}
+    m = re.match(r"(?i)^(bearer|basic|token)\s+(\S.*)$", value)
+    if m:
+        candidates.add(m.group(2))
+    for v in candidates:
+        raw = v.encode("utf-8")
+        b64 = base64.b64encode(raw).decode("ascii")
+        ub64 = base64.urlsafe_b64encode(raw).decode("ascii")
+        forms.update({v, b64, b64.rstrip("="), ub64, ub64.rstrip("=")})
+        forms.update({urllib.parse.quote(v, safe=""), urllib.parse.quote_plus(v, safe="")})
+        forms.add(urllib.parse.quote(v))
+    return {f for f in forms if len(f) >= MIN_SECRET_LEN}
+
+
+_NAME_WORDS = r"(?:authorization|proxy-authorization|cookie|x-api-key|[\w.-]*(?:token|secret|key|password)(?![a-z])[\w.-]*)"
+#: ``Name: value`` up to the end of the line (an HTTP header or a log line).
+_HEADER_LINE_RX = re.compile(r"(?im)(?P<name>\b" + _NAME_WORDS + r")(?P<sep>\s*:\s*)(?P<value>[^\r\n]+)")
+#: ``"name": "value"`` or ``'name': 'value'`` (JSON, a Python dict repr).
+_QUOTED_PAIR_RX = re.compile(
+    r"(?i)(?P<q>[\"'])(?P<name>" + _NAME_WORDS + r")(?P=q)(?P<sep>\s*[:=]\s*)(?P<vq>[\"'])(?P<value>(?:\\.|(?!(?P=vq)).)*)(?P=vq)"
+)
+#: ``name=value`` (env listings, query strings), value up to whitespace or ``&``.
+_ASSIGN_RX = re.compile(r"(?i)(?P<name>\b" + _NAME_WORDS + r")(?P<sep>=)(?P<value>[^\s&\"',;]+)")
+#: Token shapes that are secrets wherever they appear (same families the memory store refuses).
+_TOKEN_SHAPES_RX = re.compile(
+    r"\b(?:sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|xox[abposr]-[A-Za-z0-9-]{10,}"
+    r"|AKIA[0-9A-Z]{16}|eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})"
+)
+
+
+class Redactor:
+    """Masks known secret values and secret-shaped values in text. Thread-safe: secrets are
+    registered from the runtime thread and logs are written from any thread."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._forms: set[str] = set()
+        self._ordered: tuple[str, ...] = ()
+        self._rx: re.Pattern[str] | None = None
+
+    def add(self, value: str | None) -> None:
+        """Remember ``value`` as a secret (and its encoded forms) so it is masked from now on."""
+        if not value:
+            return
+        new = encoded_forms(value)
+        with self._lock:
+            if new <= self._forms:
+                return
+            self._forms |= new
+            self._ordered = tuple(sorted(self._forms, key=len, reverse=True))
+            self._rx = re.compile("|".join(re.escape(f) for f in self._ordered))
+
+    def add_all(self, values: Iterable[str | None]) -> None:
+        for v in values:
+            self.add(v)
+
+    def known(self) -> int:
+        """How many forms are remembered (for diagnostics; never the forms themselves)."""
+        with self._lock:
+            return len(self._forms)
+
+    def redact(self, text: str) -> str:
+        """``text`` with every known secret form and every secret-shaped value masked."""
+        if not text:
+            return text
+        with self._lock:
+            rx = self._rx
+        if rx is not None:
+            text = rx.sub(MASK, text)
+        return redact_shapes(text)
+
+
+def _mask_value(m: re.Match[str]) -> str:
+    value = m.group("value")
+    if value.strip() in ("", MASK) or set(value.strip()) <= {"*"}:
+        return m.group(0)
+    start, end = m.span("value")
+    base = m.start(0)
+    whole = m.group(0)
+    return whole[: start - base] + MASK + whole[end - base :]
+
+
+def redact_shapes(text: str) -> str:
+    """Mask values that look like secrets even when the app never registered them."""
+    text = _QUOTED_PAIR_RX.sub(_mask_value, text)
+    text = _HEADER_LINE_RX.sub(_mask_header_line, text)
+    text = _ASSIGN_RX.sub(_mask_value, text)
+    return _TOKEN_SHAPES_RX.sub(MASK, text)
+
+
+def _mask_header_line(m: re.Match[str]) -> str:
+    # A JSON pair was handled already; a line like ``key: "********",`` must stay as it is.
+    if MASK in m.group("value"):
+        return m.group(0)
+    return _mask_value(m)
+
+
+#: The process-wide redactor every handler and CLI printer uses.
+DEFAULT_REDACTOR = Redactor()
+
+
+def register_secret(value: str | None) -> None:
+    """Add ``value`` to the process-wide redactor."""
+    DEFAULT_REDACTOR.add(value)
+
+
+def redact(text: str) -> str:
+    """Mask secrets in ``text`` with the process-wide redactor."""
+    return DEFAULT_REDACTOR.redact(text)
+
+
+def redact_obj(doc: object) -> object:
+    """A copy of a JSON-like document with secrets masked in every string, and the value of
+    every secret-shaped key masked outright. Used for JSON output, where redacting the dumped
+    text could cut through quotes and break the document."""
+    if isinstance(doc, str):
+        return redact(doc)
+    if isinstance(doc, dict):
+        out: dict[object, object] = {}
+        for k, v in doc.items():
+            if isinstance(k, str) and isinstance(v, str) and v and _is_secret_key(k):
+                out[k] = MASK
+            else:
+                out[k] = redact_obj(v)
+        return out
+    if isinstance(doc, (list, tuple)):
+        return [redact_obj(v) for v in doc]
+    return doc
+
+
+def _is_secret_key(key: str) -> bool:
+    low = key.lower()
+    return low in SECRET_HEADER_NAMES or re.search(_SECRETISH, low) is not None

@@ -1,0 +1,401 @@
+"""Loading plugin packs one at a time, so one broken pack never takes the others down.
+
+pluggy calls every implementation of a hook in one loop and stops at the first exception; a
+pack that fails to import breaks ``load_setuptools_entrypoints`` for everyone after it. Here
+each entry point is imported, registered and has each of its hooks called on its own, inside
+a guard that catches *everything* a pack can raise (``SystemExit`` and ``KeyboardInterrupt``
+included). What a pack registers is staged and committed only when all of its hooks
+succeeded and none of its names clash, so a failed pack leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata as md
+import os
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pluggy
+
+from ..core.contributions import ContributionError, McpServerContribution, validate_mcp_contribution
+from ..core.hosttools import RESERVED_TOOL_NAMES, RESERVED_TOOL_PREFIX
+from ..core.search import PROVIDER_NAME_RX, SearchProvider
+from ..core.skills import ORIGIN_PACK, DirectorySkillSource
+from ..core.tools import TOOL_NAME_RX, Tool, is_tool
+from . import specs
+from .specs import ENTRY_POINT_GROUP, HOOK_NAMES, PROJECT
+
+#: First-party packs shipped with Hearthside; they still load in safe mode when they are
+#: installed in Hearthside's own environment (not in the user's packs location).
+FIRST_PARTY = frozenset({"hearthside-files", "hearthside-searxng", "hearthside-starter-skills"})
+
+_KIND_OF_HOOK = {
+    "hearthside_tools": "tools",
+    "hearthside_skills": "skills",
+    "hearthside_search_providers": "providers",
+    "hearthside_mcp_servers": "servers",
+}
+
+
+def canonical_name(name: str) -> str:
+    """PEP 503 normalised distribution name (``Foo_Bar`` -> ``foo-bar``)."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+class RegistrationError(ValueError):
+    """A pack registered something unusable; raised into the pack and recorded against it."""
+
+
+@dataclass
+class PackReport:
+    """One pack as ``plugins list`` shows it. ``status`` is ``ok``, ``failed`` or ``blocked``."""
+
+    name: str
+    dist: str
+    version: str
+    status: str = "ok"
+    error: str = ""
+    hooks: list[str] = field(default_factory=list)
+    contributes: dict[str, list[str]] = field(
+        default_factory=lambda: {"tools": [], "skills": [], "providers": [], "servers": []}
+    )
+    warnings: list[str] = field(default_factory=list)
+    location: str = "app"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "dist": self.dist,
+            "version": self.version,
+            "status": self.status,
+            "error": self.error,
+            "hooks": list(self.hooks),
+            "contributes": {k: list(v) for k, v in self.contributes.items()},
+            "warnings": list(self.warnings),
+            "location": self.location,
+        }
+
+
+@dataclass
+class _Staged:
+    tools: list[Tool] = field(default_factory=list)
+    skill_roots: list[Path] = field(default_factory=list)
+    providers: list[SearchProvider] = field(default_factory=list)
+    servers: list[McpServerContribution] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """An entry point found in the ``hearthside.plugins`` group, with its distribution."""
+
+    ep: md.EntryPoint
+    dist: str
+    version: str
+    location: str  # "app" or "packs"
+
+    @property
+    def name(self) -> str:
+        return self.ep.name
+
+
+def _dist_location(dist: md.Distribution, packs_site: Path | None) -> str:
+    path = getattr(dist, "_path", None)
+    if packs_site is not None and path is not None:
+        try:
+            if Path(path).parent == packs_site:
+                return "packs"
+        except TypeError:
+            pass
+    return "app"
+
+
+def discover(packs_site: Path | None = None, path: list[str] | None = None,
+             only_dists: Iterable[str] = ()) -> list[Candidate]:
+    """Every entry point of our group, one pass over the installed distributions.
+
+    A distribution installed twice on the path (say in the app and in the packs location) is
+    taken once, the first copy winning as it does on import.
+    """
+    wanted = {canonical_name(d) for d in only_dists}
+    seen: set[str] = set()
+    out: list[Candidate] = []
+    dists = md.distributions(path=path) if path is not None else md.distributions()
+    for dist in dists:
+        eps = [ep for ep in dist.entry_points if ep.group == ENTRY_POINT_GROUP]
+        if not eps:
+            continue
+        meta = dist.metadata
+        dname = meta["Name"] or "unknown"
+        key = canonical_name(dname)
+        if key in seen or (wanted and key not in wanted):
+            continue
+        seen.add(key)
+        loc = _dist_location(dist, packs_site)
+        for ep in eps:
+            out.append(Candidate(ep, dname, meta["Version"] or "", loc))
+    out.sort(key=lambda c: (c.name, canonical_name(c.dist)))
+    return out
+
+
+class ReadOnlySettings:
+    """What a pack sees of the settings: ``get(key, default)``, no writing."""
+
+    def __init__(self, getter: Callable[[str, Any], Any]) -> None:
+        self._get = getter
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._get(key, default)
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, SystemExit):
+        return f"it called sys.exit({exc.code!r})"
+    if isinstance(exc, KeyboardInterrupt):
+        return "it raised KeyboardInterrupt"
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+
+
+class PackHost:
+    """Loads packs in isolation and holds what the healthy ones contributed.
+
+    ``blocked`` holds pack or distribution names the user disabled; ``safe_mode`` loads only
+    first-party packs from the app's own environment.
+    """
+
+    def __init__(
+        self,
+        settings: ReadOnlySettings | None = None,
+        blocked: Iterable[str] = (),
+        safe_mode: bool = False,
+        packs_site: Path | None = None,
+    ) -> None:
+        self.pm = pluggy.PluginManager(PROJECT)
+        self.pm.add_hookspecs(specs)
+        self.settings = settings or ReadOnlySettings(lambda k, d=None: d)
+        self.blocked = {b.strip() for b in blocked if b.strip()}
+        self.safe_mode = safe_mode
+        self.packs_site = packs_site
+        self.reports: dict[str, PackReport] = {}
+        self.tools: dict[str, tuple[Tool, str]] = {}
+        self.skill_roots: dict[str, list[Path]] = {}
+        self.skill_sources: dict[str, DirectorySkillSource] = {}
+        self.providers: dict[str, tuple[SearchProvider, str]] = {}
+        self.servers: dict[str, McpServerContribution] = {}
+
+    # -- loading ---------------------------------------------------------------------------
+
+    def load(self, candidates: list[Candidate]) -> list[PackReport]:
+        """Load each candidate on its own; returns the reports of this batch."""
+        by_name: dict[str, list[Candidate]] = {}
+        batch: list[PackReport] = []
+        for c in candidates:
+            report = PackReport(c.name, c.dist, c.version, location=c.location)
+            reason = self._block_reason(c)
+            if reason:
+                report.status, report.error = "blocked", reason
+                self._keep(report, batch)
+                continue
+            by_name.setdefault(c.name, []).append(c)
+        for name, group in by_name.items():
+            existing = self.reports.get(name)
+            if len(group) > 1 or (existing and existing.status != "blocked"):
+                owners = [f"{c.dist} {c.version}" for c in group]
+                if existing and existing.status != "blocked":
+                    owners.insert(0, f"{existing.dist} {existing.version}")
+                for c in group:
+                    report = PackReport(c.name, c.dist, c.version, "failed", location=c.location)
+                    report.error = (
+                        f"the pack name {name!r} is claimed by several distributions "
+                        f"({', '.join(owners)}); uninstall or disable one of them by "
+                        "distribution name"
+                    )
+                    self._keep(report, batch, key=f"{name} ({c.dist})")
+                continue
+            self._keep(self._load_one(group[0]), batch)
+        return batch
+
+    def _keep(self, report: PackReport, batch: list[PackReport], key: str | None = None) -> None:
+        self.reports[key or report.name] = report
+        batch.append(report)
+
+    def _block_reason(self, c: Candidate) -> str:
+        if c.name in self.blocked or canonical_name(c.dist) in {canonical_name(b) for b in self.blocked}:
+            return "disabled by you; run 'hearthside plugins enable " + c.name + "' to load it again"
+        if self.safe_mode and not (c.location == "app" and canonical_name(c.dist) in FIRST_PARTY):
+            return "safe mode: third-party packs are not loaded"
+        return ""
+
+    def _load_one(self, c: Candidate) -> PackReport:
+        report = PackReport(c.name, c.dist, c.version, location=c.location)
+        try:
+            plugin = c.ep.load()
+        except BaseException as exc:  # noqa: BLE001 - a pack may raise anything, even SystemExit
+            return self._fail(report, f"could not be imported: {_describe(exc)}")
+        try:
+            self.pm.register(plugin, name=c.name)
+        except BaseException as exc:  # noqa: BLE001 - PluginValidationError, ValueError, ...
+            msg = _describe(exc)
+            if isinstance(exc, pluggy.PluginValidationError):
+                msg = f"it does not fit this Hearthside (it may need a newer version): {exc}"
+            return self._fail(report, msg)
+        try:
+            return self._call_hooks(c, plugin, report)
+        finally:
+            if report.status != "ok" and self.pm.is_registered(plugin):
+                try:
+                    self.pm.unregister(plugin)
+                except BaseException:  # noqa: BLE001
+                    pass
+
+    def _fail(self, report: PackReport, reason: str) -> PackReport:
+        report.status, report.error = "failed", reason
+        return report
+
+    def _call_hooks(self, c: Candidate, plugin: Any, report: PackReport) -> PackReport:
+        for attr in dir(plugin):
+            if attr.startswith("hearthside_") and attr not in HOOK_NAMES:
+                opts = self.pm.parse_hookimpl_opts(plugin, attr)
+                if opts is not None and not opts.get("optionalhook"):
+                    return self._fail(report, (
+                        f"it implements the hook {attr!r}, which this Hearthside does not have; "
+                        "the pack may need a newer Hearthside"
+                    ))
+        staged = _Staged()
+        for hook in HOOK_NAMES:
+            opts = self.pm.parse_hookimpl_opts(plugin, hook)
+            if opts is None:
+                continue
+            if opts.get("hookwrapper") or opts.get("wrapper"):
+                return self._fail(report, f"{hook} is a hook wrapper; packs may only use plain hooks")
+            impl = pluggy.HookImpl(plugin, c.name, getattr(plugin, hook), opts)
+            report.hooks.append(hook)
+            register = _Register(self, c.name, _KIND_OF_HOOK[hook], staged)
+            available = {"register": register, "settings": self.settings}
+            try:
+                impl.function(**{a: available[a] for a in impl.argnames})
+            except BaseException as exc:  # noqa: BLE001 - isolate the pack, whatever it raised
+                if staged.errors:
+                    return self._fail(report, staged.errors[0])
+                return self._fail(report, f"its {hook} hook failed: {_describe(exc)}")
+            finally:
+                register.closed = True
+            if staged.errors:
+                return self._fail(report, staged.errors[0])
+        clash = self._clash(c.name, staged)
+        if clash:
+            return self._fail(report, clash)
+        self._commit(c.name, staged, report)
+        return report
+
+    def _clash(self, pack: str, staged: _Staged) -> str:
+        for t in staged.tools:
+            n = t.spec.name
+            if n in self.tools:
+                return (f"its tool {n!r} has the same name as a tool of the pack "
+                        f"{self.tools[n][1]!r}; disable one of the two packs")
+        for p in staged.providers:
+            if p.name in self.providers:
+                return (f"its search provider {p.name!r} has the same name as one of the pack "
+                        f"{self.providers[p.name][1]!r}")
+        for s in staged.servers:
+            if s.name in self.servers:
+                return (f"its MCP server {s.name!r} has the same name as one of the pack "
+                        f"{self.servers[s.name].pack!r}")
+        return ""
+
+    def _commit(self, pack: str, staged: _Staged, report: PackReport) -> None:
+        for t in staged.tools:
+            self.tools[t.spec.name] = (t, pack)
+            report.contributes["tools"].append(t.spec.name)
+        for p in staged.providers:
+            self.providers[p.name] = (p, pack)
+            report.contributes["providers"].append(p.name)
+        for s in staged.servers:
+            self.servers[s.name] = s
+            report.contributes["servers"].append(s.name)
+        if staged.skill_roots:
+            self.skill_roots[pack] = list(staged.skill_roots)
+            src = DirectorySkillSource(staged.skill_roots, ORIGIN_PACK, pack)
+            self.skill_sources[pack] = src
+            report.contributes["skills"] = [d.meta.name for d in src.docs()]
+            report.warnings.extend(f"skill {d.skill!r} skipped: {d.reason}" for d in src.diagnostics)
+
+    # -- views -----------------------------------------------------------------------------
+
+    def ok_reports(self) -> list[PackReport]:
+        return [r for r in self.reports.values() if r.status == "ok"]
+
+
+class _Register:
+    """The ``register`` callback handed to one hook of one pack: validates and stages."""
+
+    def __init__(self, host: PackHost, pack: str, kind: str, staged: _Staged) -> None:
+        self.host, self.pack, self.kind, self.staged = host, pack, kind, staged
+        self.closed = False
+
+    def _reject(self, msg: str) -> RegistrationError:
+        self.staged.errors.append(msg)
+        return RegistrationError(msg)
+
+    def __call__(self, obj: Any = None, *args: Any, **kwargs: Any) -> None:
+        if self.closed:
+            raise RegistrationError(
+                f"pack {self.pack!r} called register after its hook returned; register only "
+                "while the hook runs"
+            )
+        if args or kwargs:
+            raise self._reject(f"register() takes exactly one {self.kind[:-1]} per call")
+        getattr(self, "_" + self.kind)(obj)
+
+    def _tools(self, obj: Any) -> None:
+        if not is_tool(obj):
+            raise self._reject(
+                f"it registered {type(obj).__name__} {obj!r:.60} as a tool, but it is not one "
+                "(a tool needs spec, read_only and execute)"
+            )
+        name = obj.spec.name
+        if not TOOL_NAME_RX.match(name):
+            raise self._reject(f"its tool name {name!r} is invalid: use 1-64 letters, digits, '_' or '-'")
+        if name in RESERVED_TOOL_NAMES or name.startswith(RESERVED_TOOL_PREFIX):
+            raise self._reject(f"its tool name {name!r} is reserved for Hearthside's own tools")
+        if any(t.spec.name == name for t in self.staged.tools):
+            raise self._reject(f"it registered the tool name {name!r} twice")
+        self.staged.tools.append(obj)
+
+    def _skills(self, obj: Any) -> None:
+        if not isinstance(obj, (str, os.PathLike)):
+            raise self._reject(f"it registered {type(obj).__name__} as skills; pass a folder path")
+        path = Path(obj)
+        if not path.is_dir():
+            raise self._reject(f"its skills folder {str(path)!r} does not exist")
+        self.staged.skill_roots.append(path)
+
+    def _providers(self, obj: Any) -> None:
+        try:
+            name = obj.name
+        except Exception:  # noqa: BLE001
+            name = None
+        if not isinstance(name, str) or not PROVIDER_NAME_RX.match(name) or not callable(
+            getattr(obj, "search", None)
+        ):
+            raise self._reject(
+                f"it registered {type(obj).__name__} as a search provider, but a provider needs "
+                "a lowercase 'name' and a 'search(query)' method"
+            )
+        if any(p.name == name for p in self.staged.providers):
+            raise self._reject(f"it registered the search provider {name!r} twice")
+        self.staged.providers.append(obj)
+
+    def _servers(self, obj: Any) -> None:
+        try:
+            server = validate_mcp_contribution(obj, self.pack)
+        except ContributionError as exc:
+            raise self._reject(f"it registered an invalid MCP server: {exc}") from None
+        if any(s.name == server.name for s in self.staged.servers):
+            raise self._reject(f"it registered the MCP server {server.name!r} twice")
+        self.staged.servers.append(server)

@@ -1,0 +1,282 @@
+"""Installing and removing packs: pip in a subprocess, into the packs venv, one at a time.
+
+pip never runs inside the app's process (a pack's setup code must not run with the app's
+state, and pip is not an API). The running Hearthside and every library it has loaded are
+pinned in a constraints file, because a pack that needs a different version of one of them
+could never import it anyway: the app's copy comes first on the path. After pip, the new
+distribution must expose a ``hearthside.plugins`` entry point, or it is removed again.
+A record of what the user asked for is kept outside the venv for ``plugins restore``.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata as md
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import filelock
+
+from ..adapters.atomicfile import write_atomic
+from .host import canonical_name
+from .packsenv import PacksEnv
+from .specs import ENTRY_POINT_GROUP
+
+OutputFn = Callable[[str], None]
+_SKIP_PINS = {"pip", "setuptools", "wheel", "hearthside"}
+
+
+class InstallError(Exception):
+    """An install, removal or restore that did not happen; the message says why and what to do."""
+
+
+@dataclass
+class InstallOutcome:
+    """What an install did. ``restart_needed`` is True for upgrades (old code is loaded)."""
+
+    dist: str
+    version: str
+    action: str  # "installed", "upgraded", "unchanged"
+    pack_names: list[str] = field(default_factory=list)
+    restart_needed: bool = False
+
+
+def host_constraints(host_version: str) -> str:
+    """The constraints file text: Hearthside itself and every library in its environment."""
+    lines = [f"hearthside=={host_version}"]
+    seen = {"hearthside"}
+    for dist in md.distributions():
+        name = dist.metadata["Name"]
+        ver = dist.metadata["Version"]
+        if not name or not ver:
+            continue
+        key = canonical_name(name)
+        if key in seen or key in _SKIP_PINS or key.startswith("hearthside-"):
+            continue
+        seen.add(key)
+        lines.append(f"{key}=={ver}")
+    return "\n".join(lines) + "\n"
+
+
+def _installed(site: Path) -> dict[str, tuple[str, str, md.Distribution]]:
+    """Distributions in the packs venv: canonical name -> (name, version, dist)."""
+    out: dict[str, tuple[str, str, md.Distribution]] = {}
+    if not site.is_dir():
+        return out
+    for d in md.distributions(path=[str(site)]):
+        name = d.metadata["Name"]
+        if name:
+            out.setdefault(canonical_name(name), (name, d.metadata["Version"] or "", d))
+    return out
+
+
+def _pack_names(dist: md.Distribution) -> list[str]:
+    return [ep.name for ep in dist.entry_points if ep.group == ENTRY_POINT_GROUP]
+
+
+class PackInstaller:
+    """Runs pip against the packs venv under a file lock, streaming pip's output."""
+
+    def __init__(self, env: PacksEnv, record_file: Path, host_version: str) -> None:
+        self.env = env
+        self.record_file = Path(record_file)
+        self.host_version = host_version
+        self.lock_file = self.env.root / "install.lock"
+
+    # -- the lock and pip ------------------------------------------------------------------
+
+    def _lock(self, wait: float) -> filelock.BaseFileLock:
+        self.env.root.mkdir(parents=True, exist_ok=True, mode=0o700)
+        lock = filelock.FileLock(str(self.lock_file), timeout=wait)
+        try:
+            lock.acquire()
+        except filelock.Timeout:
+            raise InstallError(
+                "Another pack install or removal is running (lock file "
+                f"{self.lock_file}). Wait for it to finish and try again, or pass --wait SECONDS."
+            ) from None
+        return lock
+
+    def _pip(self, args: list[str], out: OutputFn) -> tuple[int, list[str]]:
+        cmd = [sys.executable, "-m", "pip", "--python", str(self.env.python), *args]
+        env = dict(os.environ)
+        env.update({"PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_INPUT": "1",
+                    "PYTHONNOUSERSITE": "1", "PYTHONUNBUFFERED": "1"})
+        env.pop("PIP_REQUIRE_VIRTUALENV", None)
+        env.pop("PIP_TARGET", None)
+        env.pop("PIP_PREFIX", None)
+        env.pop("PIP_USER", None)
+        lines: list[str] = []
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, text=True, env=env, bufsize=1)
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            line = line.rstrip("\n")
+            lines.append(line)
+            out(line)
+        return proc.wait(), lines
+
+    @staticmethod
+    def _pip_error(lines: list[str]) -> str:
+        errs = [ln.removeprefix("ERROR: ").strip() for ln in lines if ln.startswith("ERROR:")]
+        if errs:
+            return errs[0]
+        tail = [ln.strip() for ln in lines if ln.strip()]
+        return tail[-1] if tail else "no output"
+
+    # -- the record ------------------------------------------------------------------------
+
+    def record(self) -> list[dict[str, Any]]:
+        """What the user installed: ``[{"name", "spec", "version", "installed_at"}]``."""
+        try:
+            doc = json.loads(self.record_file.read_text(encoding="utf-8"))
+        except (FileNotFoundError, ValueError, OSError):
+            return []
+        packs = doc.get("packs") if isinstance(doc, dict) else None
+        return [p for p in packs or [] if isinstance(p, dict) and isinstance(p.get("name"), str)]
+
+    def _save_record(self, packs: list[dict[str, Any]]) -> None:
+        write_atomic(self.record_file, json.dumps({"version": 1, "packs": packs}, indent=2) + "\n")
+
+    def _remember(self, name: str, spec: str, version: str) -> None:
+        packs = [p for p in self.record() if canonical_name(p["name"]) != canonical_name(name)]
+        packs.append({"name": name, "spec": spec, "version": version,
+                      "installed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+        self._save_record(sorted(packs, key=lambda p: canonical_name(p["name"])))
+
+    def _forget(self, name: str) -> None:
+        self._save_record([p for p in self.record() if canonical_name(p["name"]) != canonical_name(name)])
+
+    # -- operations ------------------------------------------------------------------------
+
+    def install(self, spec: str, out: OutputFn, wait: float = 0.0) -> InstallOutcome:
+        """Install ``spec`` (a name, ``name==version``, a wheel path or URL) into the packs venv."""
+        spec = spec.strip()
+        if not spec or spec.startswith("-"):
+            raise InstallError(f"{spec!r} is not a package name or file; give a pack to install")
+        if os.path.exists(spec):
+            spec = str(Path(spec).resolve())
+        lock = self._lock(wait)
+        try:
+            return self._install_locked(spec, out)
+        finally:
+            lock.release()
+
+    def _install_locked(self, spec: str, out: OutputFn) -> InstallOutcome:
+        try:
+            self.env.ensure()
+        except OSError as exc:
+            raise InstallError(f"Could not create the packs folder {self.env.env_dir}: {exc}") from exc
+        site = self.env.site_dir
+        before = _installed(site)
+        with tempfile.TemporaryDirectory(prefix="hearthside-pip-") as tmp:
+            cons = Path(tmp) / "constraints.txt"
+            cons.write_text(host_constraints(self.host_version), encoding="utf-8")
+            report_path = Path(tmp) / "report.json"
+            rc, lines = self._pip(["install", "--progress-bar", "off", "-c", str(cons),
+                                   "--report", str(report_path), spec], out)
+            if rc != 0:
+                raise InstallError(f"pip could not install {spec!r}: {self._pip_error(lines)}")
+            try:
+                report = json.loads(report_path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                report = {}
+        items = report.get("install") or []
+        requested = [i for i in items if i.get("requested")]
+        if not requested:
+            raise InstallError(
+                f"{spec!r} is already installed (in the packs folder or as part of Hearthside); "
+                "nothing changed"
+            )
+        meta = requested[0].get("metadata") or {}
+        name, version = str(meta.get("name", "")), str(meta.get("version", ""))
+        after = _installed(site)
+        got = after.get(canonical_name(name))
+        packs = _pack_names(got[2]) if got else []
+        if not packs:
+            new = [str((i.get("metadata") or {}).get("name")) for i in items
+                   if canonical_name(str((i.get("metadata") or {}).get("name"))) not in before]
+            if new:
+                self._pip(["uninstall", "-y", *new], out)
+            raise InstallError(
+                f"{name} {version} is not a Hearthside plugin pack: it has no "
+                f"'{ENTRY_POINT_GROUP}' entry point. It was removed again."
+            )
+        self._remember(name, spec, version)
+        was = before.get(canonical_name(name))
+        if was is None:
+            action = "installed"
+        elif was[1] != version:
+            action = "upgraded"
+        else:
+            action = "reinstalled"
+        return InstallOutcome(name, version, action, packs, restart_needed=was is not None)
+
+    def resolve_dist(self, name: str) -> tuple[str, str] | None:
+        """The packs-venv distribution for a pack or distribution name: (dist name, version)."""
+        inst = _installed(self.env.site_dir)
+        hit = inst.get(canonical_name(name))
+        if hit:
+            return hit[0], hit[1]
+        for dname, ver, dist in inst.values():
+            if name in _pack_names(dist):
+                return dname, ver
+        return None
+
+    def uninstall(self, name: str, out: OutputFn, wait: float = 0.0) -> tuple[str, str]:
+        """Remove a pack from the packs venv; returns (dist, version). Restart to unload it."""
+        lock = self._lock(wait)
+        try:
+            hit = self.resolve_dist(name)
+            if hit is None:
+                in_record = any(canonical_name(p["name"]) == canonical_name(name) for p in self.record())
+                if in_record:
+                    self._forget(name)
+                    raise InstallError(f"{name} was not installed any more; it was removed from the record")
+                try:
+                    md.distribution(name)
+                    raise InstallError(
+                        f"{name} is part of Hearthside's own installation, not a pack you "
+                        f"installed; use 'hearthside plugins disable {name}' to stop loading it"
+                    )
+                except md.PackageNotFoundError:
+                    pass
+                raise InstallError(
+                    f"No installed pack is named {name!r}; 'hearthside plugins list' shows them"
+                )
+            dist, version = hit
+            rc, lines = self._pip(["uninstall", "-y", dist], out)
+            if rc != 0:
+                raise InstallError(f"pip could not remove {dist}: {self._pip_error(lines)}")
+            self._forget(dist)
+            return dist, version
+        finally:
+            lock.release()
+
+    def restore(self, out: OutputFn, wait: float = 0.0) -> list[tuple[str, str]]:
+        """Reinstall every recorded pack that is missing; returns (name, "ok"|reason) pairs."""
+        results: list[tuple[str, str]] = []
+        for entry in self.record():
+            name = entry["name"]
+            version = str(entry.get("version", ""))
+            have = _installed(self.env.site_dir).get(canonical_name(name))
+            if have and (not version or have[1] == version):
+                results.append((name, "already installed"))
+                continue
+            spec = str(entry.get("spec") or name)
+            if (os.path.isabs(spec) and not os.path.exists(spec)) or not re.match(r"^[\w./:\\-]", spec):
+                spec = f"{name}=={version}" if version else name
+            try:
+                self.install(spec, out, wait)
+                results.append((name, "ok"))
+            except InstallError as exc:
+                results.append((name, str(exc)))
+        return results

@@ -1,0 +1,78 @@
+"""The hook specifications: the contract between Hearthside and a plugin pack (contract section 10).
+
+A pack is a distribution with an entry point in the group ``hearthside.plugins`` pointing at a
+module (or object) whose functions are marked with ``@hookimpl``. Every hook takes a
+``register`` callback: a pack never returns values, so new hook arguments never break old packs.
+A hook implementation may ask for any subset of the arguments listed here.
+
+Each hook of each pack is called on its own. If a hook raises (even ``SystemExit``), registers
+something invalid, or registers a name another pack already has, that pack is disabled with the
+reason and everything it registered is dropped; Hearthside and the other packs carry on.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pluggy
+
+PROJECT = "hearthside"
+ENTRY_POINT_GROUP = "hearthside.plugins"
+
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+
+@hookspec
+def hearthside_tools(register: Any, settings: Any) -> None:
+    """Called once when the pack is loaded, to contribute tools a persona can call.
+
+    Call ``register(tool)`` for each tool. A tool implements ``hearthside.core.tools.Tool``
+    (``spec``, ``read_only``, async ``execute(args, env)``); ``FunctionTool`` builds one from a
+    plain function. The name must match ``TOOL_NAME_RX`` and be unique across all packs. Tools
+    run inside sessions: use ``env.workspace`` and ``env.services`` for per-session state, never
+    globals. ``settings`` is a read-only view of Hearthside's settings (``settings.get(key)``).
+    """
+
+
+@hookspec
+def hearthside_skills(register: Any, settings: Any) -> None:
+    """Called once when the pack is loaded, to contribute skills (agentskills.io folders).
+
+    Call ``register(path)`` with a folder that either is one skill (it holds ``SKILL.md``) or
+    holds skill folders (``<name>/SKILL.md``). Skills are read when a session starts; a
+    malformed skill is skipped with a diagnostic, and a skill that trips the injection scan is
+    held back until the user allows it.
+    """
+
+
+@hookspec
+def hearthside_search_providers(register: Any, settings: Any) -> None:
+    """Called once when the pack is loaded, to contribute web-search providers.
+
+    Call ``register(provider)``; a provider implements ``hearthside.core.search.SearchProvider``
+    (a ``name`` and an async ``search(query) -> list[SearchResult]``). The user picks one with
+    the ``search.provider`` setting; without it the first registered provider is used. A
+    provider must bound its own network calls (timeout and concurrency) and should read its
+    configuration at search time so settings changes take effect without a restart.
+    """
+
+
+@hookspec
+def hearthside_mcp_servers(register: Any, settings: Any) -> None:
+    """Called once when the pack is loaded, to contribute MCP servers.
+
+    Call ``register(McpServerContribution(name, config, secrets))`` from
+    ``hearthside.core.contributions``. ``config`` is ``{"command", "args", "env"}`` for stdio or
+    ``{"url", "headers"}`` for streamable HTTP; never put a secret in it, declare a
+    ``SecretNeed`` instead so the user can enter it into the keyring.
+    """
+
+
+#: The hooks a pack may implement, in the order the host calls them.
+HOOK_NAMES: tuple[str, ...] = (
+    "hearthside_tools",
+    "hearthside_skills",
+    "hearthside_search_providers",
+    "hearthside_mcp_servers",
+)

@@ -1,0 +1,178 @@
+"""A real, scripted OpenAI-compatible chat-completions server on 127.0.0.1 for tests.
+
+The remote model is the one part Hearthside tests may fake, and then only as a real HTTP server
+speaking the real protocol: ``POST /v1/chat/completions`` (JSON or server-sent events, whichever
+the request asks for) and ``GET /v1/models``. Each request takes the next scripted step; when the
+script is empty the ``default`` step answers. Every request body is recorded.
+
+Steps are dicts:
+  {"text": "..."}                         an assistant message
+  {"tool_calls": [("name", "{json}")]}    tool calls (optionally with "text")
+  {"status": 500} / {"status": 429, "retry_after": "0"} / {"status": 401, "error": "..."}
+  {"raw": "not json"}                     a 200 with a body that is not a completion
+  {"hang": True}                          starts a stream, sends one piece, never finishes
+  {"delay": 0.5, ...}                     waits before answering (combine with any of the above)
+  a callable(request_body) -> step        decides from the request
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+Step = dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]]
+
+
+class FakeModel:
+    """Start with ``with FakeModel() as fm:``; point the client at ``fm.base_url``."""
+
+    def __init__(self, script: list[Step] | None = None, default: Step | None = None,
+                 model_ids: tuple[str, ...] = ("fake-model",)) -> None:
+        self.script: list[Step] = list(script or [])
+        self.default: Step = default or {"text": "HEARTBEAT_OK"}
+        self.model_ids = model_ids
+        self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        self.lock = threading.Lock()
+        self.stop_event = threading.Event()
+        self.active = 0
+        self.max_active = 0
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.0"
+
+            def log_message(self, *a: Any) -> None:
+                pass
+
+            def do_GET(self) -> None:  # noqa: N802
+                if self.path.rstrip("/").endswith("/models"):
+                    fake._json(self, 200, {"object": "list", "data": [{"id": m, "object": "model"} for m in fake.model_ids]})
+                else:
+                    fake._json(self, 404, {"error": {"message": "not found"}})
+
+            def do_POST(self) -> None:  # noqa: N802
+                n = int(self.headers.get("content-length") or 0)
+                raw = self.rfile.read(n)
+                try:
+                    body = json.loads(raw)
+                except ValueError:
+                    body = {"_unparsable": raw.decode("utf-8", "replace")}
+                with fake.lock:
+                    fake.requests.append(body)
+                    fake.headers.append({k.lower(): v for k, v in self.headers.items()})
+                    step = fake.script.pop(0) if fake.script else fake.default
+                    fake.active += 1
+                    fake.max_active = max(fake.max_active, fake.active)
+                try:
+                    if callable(step):
+                        step = step(body)
+                    fake._answer(self, body, step)
+                finally:
+                    with fake.lock:
+                        fake.active -= 1
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.port = self.server.server_address[1]
+        self.base_url = f"http://127.0.0.1:{self.port}/v1"
+        self._thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def __enter__(self) -> FakeModel:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def stop(self) -> None:
+        self.stop_event.set()
+        self.server.shutdown()
+        self.server.server_close()
+        self._thread.join(5)
+
+    def env(self) -> dict[str, str]:
+        return {"HEARTHSIDE_MODEL_BASE_URL": self.base_url, "HEARTHSIDE_MODEL": self.model_ids[0]}
+
+    def add(self, *steps: Step) -> None:
+        with self.lock:
+            self.script.extend(steps)
+
+    # -- answers ---------------------------------------------------------------------------
+    def _json(self, h: BaseHTTPRequestHandler, status: int, doc: Any, extra: dict[str, str] | None = None) -> None:
+        data = json.dumps(doc).encode()
+        h.send_response(status)
+        h.send_header("Content-Type", "application/json")
+        h.send_header("Content-Length", str(len(data)))
+        for k, v in (extra or {}).items():
+            h.send_header(k, v)
+        h.end_headers()
+        h.wfile.write(data)
+
+    def _answer(self, h: BaseHTTPRequestHandler, body: dict[str, Any], step: dict[str, Any]) -> None:
+        if step.get("delay"):
+            self.stop_event.wait(float(step["delay"]))
+        if "status" in step:
+            extra = {"Retry-After": str(step["retry_after"])} if "retry_after" in step else None
+            self._json(h, int(step["status"]), {"error": {"message": step.get("error", "scripted failure")}}, extra)
+            return
+        if "raw" in step:
+            data = str(step["raw"]).encode()
+            h.send_response(200)
+            h.send_header("Content-Type", "application/json")
+            h.send_header("Content-Length", str(len(data)))
+            h.end_headers()
+            h.wfile.write(data)
+            return
+        text = str(step.get("text", ""))
+        calls = [(f"call_{i}_{len(self.requests)}", name, args) for i, (name, args) in enumerate(step.get("tool_calls", []))]
+        if not body.get("stream") and not step.get("hang"):
+            msg: dict[str, Any] = {"role": "assistant", "content": text or None}
+            if calls:
+                msg["tool_calls"] = [{"id": cid, "type": "function", "function": {"name": n, "arguments": a}}
+                                     for cid, n, a in calls]
+            self._json(h, 200, {"id": "cmpl", "object": "chat.completion", "model": body.get("model"),
+                                "choices": [{"index": 0, "message": msg,
+                                             "finish_reason": "tool_calls" if calls else "stop"}]})
+            return
+        h.send_response(200)
+        h.send_header("Content-Type", "text/event-stream")
+        h.send_header("Cache-Control", "no-cache")
+        h.end_headers()
+
+        def send(delta: dict[str, Any], finish: str | None = None) -> None:
+            chunk = {"id": "c", "object": "chat.completion.chunk", "model": body.get("model"),
+                     "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+            h.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+            h.wfile.flush()
+
+        send({"role": "assistant"})
+        if step.get("hang"):
+            send({"content": "thinking"})
+            self.stop_event.wait(60)
+            return
+        pieces = [text[i:i + 7] for i in range(0, len(text), 7)]
+        for p in pieces:
+            send({"content": p})
+        for i, (cid, name, args) in enumerate(calls):
+            half = len(args) // 2
+            send({"tool_calls": [{"index": i, "id": cid, "type": "function", "function": {"name": name, "arguments": args[:half]}}]})
+            send({"tool_calls": [{"index": i, "function": {"arguments": args[half:]}}]})
+        send({}, "tool_calls" if calls else "stop")
+        h.wfile.write(b"data: [DONE]\n\n")
+        h.wfile.flush()
+
+
+def wait_for(pred: Callable[[], bool], timeout: float = 10.0, interval: float = 0.02) -> bool:
+    """Poll ``pred`` until true or ``timeout``; returns the last value."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if pred():
+            return True
+        time.sleep(interval)
+    return bool(pred())

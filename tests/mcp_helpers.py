@@ -1,0 +1,273 @@
+"""Real MCP servers and misbehaving HTTP servers on 127.0.0.1 for the MCP and secret tests.
+
+Run as a script it is an MCP server (``http`` over uvicorn, or ``stdio``) built with the SDK's
+``MCPServer``; imported it offers helpers that start those as subprocesses (so a test can kill
+and restart one) plus small raw socket servers for the cases a well-behaved SDK server cannot
+produce: one that accepts TCP and never answers, one that answers 401, one that redirects, and
+one that records the headers it received.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+HERE = Path(__file__).resolve()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_port(port: int, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise TimeoutError(f"nothing listened on port {port} within {timeout} s")
+
+
+# --- the MCP server (script mode) --------------------------------------------------------------
+
+
+def build_server(tools: int, require: str | None):  # type: ignore[no-untyped-def]
+    from mcp.server.mcpserver import MCPServer
+    from mcp_types import ToolAnnotations
+
+    srv = MCPServer("hearthside-test")
+
+    @srv.tool(annotations=ToolAnnotations(readOnlyHint=True))
+    def echo(text: str) -> str:
+        """Echo the text back."""
+        return text
+
+    @srv.tool()
+    def write_note(text: str) -> str:
+        """Pretend to write a note (a mutating tool: no read-only hint)."""
+        return f"wrote {len(text)} chars"
+
+    @srv.tool(annotations=ToolAnnotations(readOnlyHint=True))
+    def env_digest(name: str) -> str:
+        """SHA-256 of an environment variable of the server process, or <unset>."""
+        v = os.environ.get(name)
+        return "<unset>" if v is None else hashlib.sha256(v.encode()).hexdigest()
+
+    @srv.tool(annotations=ToolAnnotations(readOnlyHint=True))
+    def env_names() -> str:
+        """The names of the server's environment variables, as JSON."""
+        return json.dumps(sorted(os.environ))
+
+    for i in range(tools):
+        def make(i: int):  # type: ignore[no-untyped-def]
+            def f(x: int = 0) -> str:
+                return f"tool {i}: {x}"
+            return f
+        srv.add_tool(make(i), name=f"bulk_{i:04d}", description=f"Bulk tool number {i}.")
+    return srv
+
+
+def serve_http(port: int, tools: int, require: str | None) -> None:
+    import uvicorn
+    from starlette.responses import PlainTextResponse
+
+    srv = build_server(tools, require)
+    app = srv.streamable_http_app()
+    if require:
+        hname, _, hvalue = require.partition("=")
+        inner = app
+
+        async def guarded(scope, receive, send):  # type: ignore[no-untyped-def]
+            if scope["type"] == "http":
+                got = dict(scope["headers"]).get(hname.lower().encode(), b"").decode()
+                if got != hvalue:
+                    await PlainTextResponse("unauthorized", status_code=401)(scope, receive, send)
+                    return
+            await inner(scope, receive, send)
+
+        app = guarded  # type: ignore[assignment]
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="error")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("mode", choices=["http", "stdio"])
+    ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--tools", type=int, default=0)
+    ap.add_argument("--require-header-file", default=None,
+                    help="a file holding NAME=VALUE; requests without it get 401")
+    a = ap.parse_args()
+    require = Path(a.require_header_file).read_text().strip() if a.require_header_file else None
+    if a.mode == "http":
+        serve_http(a.port, a.tools, require)
+    else:
+        build_server(a.tools, None).run("stdio")
+
+
+# --- helpers for tests ---------------------------------------------------------------------------
+
+
+class HttpServerProcess:
+    """A real MCP server over streamable HTTP in a subprocess; can be killed and restarted."""
+
+    def __init__(self, tools: int = 0, require_header: tuple[str, str] | None = None,
+                 secret_dir: Path | None = None, port: int | None = None) -> None:
+        self.port = port or free_port()
+        self.tools = tools
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.require_file: Path | None = None
+        if require_header is not None:
+            # The required value is handed over in a file outside the app's folders so it
+            # never appears on a command line the no-copy test could not see.
+            assert secret_dir is not None
+            self.require_file = secret_dir / f"require-{self.port}"
+            self.require_file.write_text(f"{require_header[0]}={require_header[1]}")
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/mcp"
+
+    def start(self) -> HttpServerProcess:
+        self.spawn()
+        wait_port(self.port)
+        return self
+
+    def spawn(self) -> None:
+        cmd = [sys.executable, str(HERE), "http", "--port", str(self.port), "--tools", str(self.tools)]
+        if self.require_file is not None:
+            cmd += ["--require-header-file", str(self.require_file)]
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def kill(self) -> None:
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.wait(10)
+            self.proc = None
+
+    def __enter__(self) -> HttpServerProcess:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.kill()
+
+
+def stdio_command() -> tuple[str, list[str]]:
+    return sys.executable, [str(HERE), "stdio"]
+
+
+class RawServer:
+    """A tiny TCP server on 127.0.0.1 whose behaviour is one of: ``silent`` (accept, never
+    answer), ``401``, ``redirect`` (307 to ``location``), ``record`` (answer 401 and keep the
+    request headers). Every request's headers are kept in ``requests``."""
+
+    def __init__(self, behaviour: str, location: str = "") -> None:
+        self.behaviour = behaviour
+        self.location = location
+        self.requests: list[dict[str, str]] = []
+        self._sock = socket.socket()
+        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._sock.bind(("127.0.0.1", 0))
+        self._sock.listen(64)
+        self.port = int(self._sock.getsockname()[1])
+        self._stop = threading.Event()
+        self._conns: list[socket.socket] = []
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/mcp"
+
+    def _serve(self) -> None:
+        self._sock.settimeout(0.2)
+        while not self._stop.is_set():
+            try:
+                conn, _ = self._sock.accept()
+            except (TimeoutError, OSError):
+                continue
+            self._conns.append(conn)
+            threading.Thread(target=self._handle, args=(conn,), daemon=True).start()
+
+    def _handle(self, conn: socket.socket) -> None:
+        if self.behaviour == "silent":
+            return  # keep the socket open, say nothing
+        conn.settimeout(5)
+        try:
+            while not self._stop.is_set():
+                data = b""
+                while b"\r\n\r\n" not in data:
+                    chunk = conn.recv(65536)
+                    if not chunk:
+                        return
+                    data += chunk
+                head, _, rest = data.partition(b"\r\n\r\n")
+                lines = head.decode("latin-1").split("\r\n")
+                headers = {}
+                for ln in lines[1:]:
+                    k, _, v = ln.partition(":")
+                    headers[k.strip().lower()] = v.strip()
+                headers[":request"] = lines[0]
+                self.requests.append(headers)
+                length = int(headers.get("content-length", "0") or 0)
+                while len(rest) < length:
+                    chunk = conn.recv(65536)
+                    if not chunk:
+                        break
+                    rest += chunk
+                if self.behaviour == "redirect":
+                    resp = (f"HTTP/1.1 307 Temporary Redirect\r\nLocation: {self.location}\r\n"
+                            "Content-Length: 0\r\n\r\n")
+                else:
+                    body = "unauthorized"
+                    resp = (f"HTTP/1.1 401 Unauthorized\r\nContent-Type: text/plain\r\n"
+                            f"WWW-Authenticate: Bearer\r\nContent-Length: {len(body)}\r\n\r\n{body}")
+                conn.sendall(resp.encode())
+        except OSError:
+            return
+
+    def close(self) -> None:
+        self._stop.set()
+        for c in self._conns:
+            try:
+                c.close()
+            except OSError:
+                pass
+        self._sock.close()
+
+    def __enter__(self) -> RawServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+@contextmanager
+def http_servers(n: int, **kw: object) -> Iterator[list[HttpServerProcess]]:
+    servers = [HttpServerProcess(**kw) for _ in range(n)]  # type: ignore[arg-type]
+    try:
+        for s in servers:
+            s.spawn()
+        for s in servers:
+            wait_port(s.port)
+        yield servers
+    finally:
+        for s in servers:
+            s.kill()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,134 @@
+"""The OpenAI-compatible model client against a real loopback HTTP server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+from typing import Any
+
+import pytest
+
+from hearthside.adapters.model_client import (
+    ModelConfig, ModelNotConfigured, OpenAICompatibleModel, resolve_config,
+)
+from hearthside.core.agent import ModelError
+
+from fakemodel import FakeModel
+
+MSGS = [{"role": "user", "content": "hi"}]
+
+
+def _client(fm: FakeModel, **kw: Any) -> OpenAICompatibleModel:
+    cfg = dict(base_url=fm.base_url, model="fake-model", backoff=0.01, read_timeout=5.0, total_timeout=20.0)
+    cfg.update(kw)
+    return OpenAICompatibleModel(ModelConfig(**cfg))
+
+
+def run(coro: Any) -> Any:
+    return asyncio.run(asyncio.wait_for(coro, 60))
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_text_reply_arrives_whole_and_streams_in_pieces(stream: bool) -> None:
+    with FakeModel([{"text": "Hello there, how are you today?"}]) as fm:
+        pieces: list[str] = []
+
+        async def go() -> Any:
+            c = _client(fm, stream=stream)
+            try:
+                return await c.complete(MSGS, [], pieces.append)
+            finally:
+                await c.aclose()
+
+        reply = run(go())
+    assert reply.content == "Hello there, how are you today?"
+    assert "".join(pieces) == reply.content
+    assert (len(pieces) > 1) == stream
+    assert fm.requests[0]["model"] == "fake-model" and fm.requests[0]["stream"] is stream
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_tool_calls_are_reassembled(stream: bool) -> None:
+    with FakeModel([{"tool_calls": [("recall", '{"key": "pref/coffee"}'), ("search", '{"query": "tea"}')]}]) as fm:
+        tools = [{"type": "function", "function": {"name": "recall", "parameters": {}}}]
+        reply = run(_client(fm, stream=stream).complete(MSGS, tools))
+    assert [(c.name, json.loads(c.arguments)) for c in reply.tool_calls] == [
+        ("recall", {"key": "pref/coffee"}), ("search", {"query": "tea"})]
+    assert len({c.id for c in reply.tool_calls}) == 2
+    assert fm.requests[0]["tools"] == tools
+
+
+def test_api_key_is_sent_as_bearer_token() -> None:
+    with FakeModel([{"text": "ok"}]) as fm:
+        run(_client(fm, api_key="test-key-123").complete(MSGS, []))
+    assert fm.headers[0]["authorization"] == "Bearer test-key-123"
+    assert "test-key-123" not in repr(ModelConfig("u", "m", "test-key-123"))
+
+
+def test_429_then_success_is_retried() -> None:
+    with FakeModel([{"status": 429, "retry_after": "0"}, {"text": "after the wait"}]) as fm:
+        reply = run(_client(fm).complete(MSGS, []))
+    assert reply.content == "after the wait" and len(fm.requests) == 2
+
+
+def test_500_is_retried_then_reported_with_the_status() -> None:
+    with FakeModel(default={"status": 500}) as fm:
+        with pytest.raises(ModelError, match=r"HTTP 500.*gave up after 3 attempts"):
+            run(_client(fm, max_retries=2).complete(MSGS, []))
+    assert len(fm.requests) == 3
+
+
+def test_401_is_not_retried_and_names_the_key() -> None:
+    with FakeModel([{"status": 401, "error": "bad key"}]) as fm:
+        with pytest.raises(ModelError, match=r"HTTP 401\): bad key; check the API key"):
+            run(_client(fm).complete(MSGS, []))
+    assert len(fm.requests) == 1
+
+
+def test_endpoint_down_is_a_clear_error() -> None:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()  # nothing listens here now
+    c = OpenAICompatibleModel(ModelConfig(f"http://127.0.0.1:{port}/v1", "m", backoff=0.01, max_retries=1))
+    with pytest.raises(ModelError, match="Could not connect to the model.*is the server running"):
+        run(c.complete(MSGS, []))
+
+
+@pytest.mark.parametrize("raw", ["this is not json", '{"choices": []}', '{"object": "weird"}'])
+def test_malformed_json_is_a_clear_error(raw: str) -> None:
+    with FakeModel([{"raw": raw}]) as fm:
+        with pytest.raises(ModelError, match="could not read"):
+            run(_client(fm, stream=False).complete(MSGS, []))
+
+
+def test_a_reply_that_never_ends_times_out() -> None:
+    with FakeModel([{"hang": True}]) as fm:
+        with pytest.raises(ModelError, match="stopped answering"):
+            run(_client(fm, read_timeout=0.5).complete(MSGS, [], lambda s: None))
+
+
+def test_a_trickle_that_never_ends_hits_the_total_timeout() -> None:
+    with FakeModel([{"hang": True}]) as fm:
+        with pytest.raises(ModelError, match="did not finish its answer within 0.6 s"):
+            run(_client(fm, read_timeout=30, total_timeout=0.6).complete(MSGS, []))
+
+
+def test_config_prefers_environment_then_settings_then_secret_store() -> None:
+    class Settings(dict):  # type: ignore[type-arg]
+        def get(self, k: str, d: Any = None) -> Any:  # noqa: D401
+            return super().get(k, d)
+
+    class Secrets:
+        def get(self, ref: str) -> str | None:
+            return "from-keyring" if ref == "model/api_key" else None
+
+    st = Settings({"model.base_url": "http://127.0.0.1:11434/v1/", "model.name": "llama3"})
+    cfg = resolve_config(st, Secrets(), env={})
+    assert (cfg.base_url, cfg.model, cfg.api_key) == ("http://127.0.0.1:11434/v1", "llama3", "from-keyring")
+    env = {"HEARTHSIDE_MODEL_BASE_URL": "http://x/v1", "HEARTHSIDE_MODEL": "m2", "HEARTHSIDE_MODEL_API_KEY": "k"}
+    cfg = resolve_config(st, Secrets(), env=env)
+    assert (cfg.base_url, cfg.model, cfg.api_key) == ("http://x/v1", "m2", "k")
+    with pytest.raises(ModelNotConfigured, match="No model is configured"):
+        resolve_config(Settings(), None, env={})

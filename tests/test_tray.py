@@ -1,0 +1,141 @@
+"""The first tray: offscreen (no tray → the small window) and on a real X server with a tray."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture
+def controller(qtbot, app_context):  # type: ignore[no-untyped-def]
+    from hearthside.ui.tray import TrayController
+
+    opened: list[Path] = []
+    app_context.personas.create("Kip")
+    app_context.personas.create("Ada")
+    ctl = TrayController(app_context, opener=opened.append)
+    ctl.opened = opened  # type: ignore[attr-defined]
+    yield ctl
+    if ctl.window is not None:
+        ctl.window.close()
+
+
+def test_offscreen_has_no_tray_so_the_window_shows(controller) -> None:  # type: ignore[no-untyped-def]
+    assert controller.show() == "window"
+    w = controller.window
+    assert w.isVisible()
+    assert [w.list.item(i).text() for i in range(w.list.count())] == ["Ada", "Kip"]
+
+
+def test_menu_lists_personas_then_actions(controller) -> None:  # type: ignore[no-untyped-def]
+    texts = [a.text() for a in controller.menu.actions() if not a.isSeparator()]
+    assert texts == ["Personas", "Ada", "Kip", "Open persona folder", "Quit"]
+
+
+def test_menu_is_rebuilt_when_personas_change(controller, app_context) -> None:  # type: ignore[no-untyped-def]
+    app_context.personas.create("Zed")
+    controller.menu.aboutToShow.emit()
+    assert "Zed" in [a.text() for a in controller.menu.actions()]
+
+
+def test_open_persona_folder_opens_the_personas_root(controller, app_context) -> None:  # type: ignore[no-untyped-def]
+    act = next(a for a in controller.menu.actions() if a.text() == "Open persona folder")
+    act.trigger()
+    assert controller.opened == [app_context.paths.personas_dir]
+
+
+def test_persona_item_opens_its_folder(controller, app_context, qtbot) -> None:  # type: ignore[no-untyped-def]
+    next(a for a in controller.menu.actions() if a.text() == "Kip").trigger()
+    assert controller.opened == [app_context.paths.personas_dir / "Kip"]
+    controller.show()
+    item = controller.window.list.item(0)
+    controller.window.list.itemActivated.emit(item)
+    assert controller.opened[-1] == app_context.paths.personas_dir / "Ada"
+
+
+def test_missing_added_folder_is_shown_disabled(qtbot, app_context, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from hearthside.ui.tray import TrayController
+
+    app_context.settings.set("personas.folders", [str(tmp_path / "gone")])
+    ctl = TrayController(app_context, opener=lambda p: None)
+    act = next(a for a in ctl.menu.actions() if a.text().startswith("gone"))
+    assert not act.isEnabled() and "folder missing" in act.text()
+
+
+def test_no_display_gives_a_sentence_not_an_abort(run_cli) -> None:  # type: ignore[no-untyped-def]
+    out = run_cli(env={"QT_QPA_PLATFORM": "", "DISPLAY": "", "WAYLAND_DISPLAY": ""})
+    assert out.returncode == 1
+    assert "no graphical display" in out.stderr and "--headless" in out.stderr
+
+
+# --- a real tray: Xvfb + trayer (an XEmbed tray host), screenshot checked for the icon ----
+
+def _free_display() -> int:
+    for n in range(90, 140):
+        if not os.path.exists(f"/tmp/.X11-unix/X{n}") and not os.path.exists(f"/tmp/.X{n}-lock"):
+            return n
+    raise RuntimeError("no free X display number")
+
+
+@pytest.fixture
+def xserver_with_tray() -> Iterator[dict[str, str]]:
+    for tool in ("Xvfb", "trayer", "import"):
+        if not shutil.which(tool):
+            pytest.skip(f"{tool} is not installed (make test installs it)")
+    n = _free_display()
+    env = dict(os.environ, DISPLAY=f":{n}", QT_QPA_PLATFORM="xcb")
+    xvfb = subprocess.Popen(["Xvfb", f":{n}", "-screen", "0", "640x480x24", "-nolisten", "tcp"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 15
+    while not os.path.exists(f"/tmp/.X11-unix/X{n}") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    tray = subprocess.Popen(["trayer", "--edge", "top", "--align", "right", "--widthtype",
+                             "request", "--height", "32", "--transparent", "false", "--tint",
+                             "0x333333"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(1.0)
+    try:
+        yield env
+    finally:
+        for p in (tray, xvfb):
+            p.terminate()
+            try:
+                p.wait(10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+
+
+def _icon_pixels(png: Path) -> int:
+    """Count pixels of the icon's rounded-square colour (#7a2e12) in a screenshot."""
+    out = subprocess.run(["convert", str(png), "-fill", "white", "-fuzz", "6%", "-opaque",
+                          "#7a2e12", "-fill", "black", "+opaque", "white", "-format",
+                          "%[fx:mean*w*h]", "info:"], capture_output=True, text=True, check=True)
+    return int(float(out.stdout.strip()))
+
+
+def test_tray_icon_appears_in_a_real_system_tray(xserver_with_tray, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    env = xserver_with_tray
+    before = tmp_path / "before.png"
+    subprocess.run(["import", "-window", "root", str(before)], env=env, check=True, timeout=30)
+    app = subprocess.Popen([sys.executable, "-m", "hearthside"], env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        shot = tmp_path / "tray.png"
+        pixels = 0
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and pixels < 100:
+            time.sleep(0.5)
+            assert app.poll() is None, app.communicate()[1]
+            subprocess.run(["import", "-window", "root", str(shot)], env=env, check=True, timeout=30)
+            pixels = _icon_pixels(shot)
+        assert _icon_pixels(before) == 0
+        assert pixels >= 100, "the tray icon did not appear in the tray"
+    finally:
+        app.terminate()
+        app.wait(15)
