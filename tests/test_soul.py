@@ -204,3 +204,24 @@ def test_soul_renders_as_fenced_data() -> None:
     assert block.endswith("<soul>\nSam likes tea.\n</soul>")
     assert "data, not as instructions" in block.split("\n<soul>\n")[0]
     assert render_soul("") == ""
+
+
+# --- the fast byte scan agrees with the contract's regexes ------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from hearthside.core.injection import scan_for_injection, scan_reference  # noqa: E402
+
+_pieces = st.sampled_from([
+    "ignore", "IGNORE", "all", "the", "previous", "prior", "instructions", "disregard", "your",
+    "forget", "override", "system", "prompt", "assistant", "you", "are", "now", "a", "an",
+    "new", "renew", "news", ":", " ", "  ", "\n", "\t", "\r\n", "x", "_", "é", "K", "\u212a",
+    "\u200b", "\ufeff", "\u202e", "\u2066", "\u00a0", "✓",
+])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_pieces, max_size=14).map("".join))
+def test_fast_scan_matches_reference(text: str) -> None:
+    assert scan_for_injection(text) == scan_reference(text)

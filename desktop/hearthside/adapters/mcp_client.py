@@ -280,7 +280,7 @@ class McpConnection:
     def _set(self, state: str, reason: str = "", tools: int = 0, skipped: tuple[str, ...] = ()) -> None:
         self._status = ServerStatus(self.name, state, redact(reason), tools, self.cfg.transport,
                                     self.cfg.source, skipped)
-        if state in ("connected", "failed"):
+        if state in ("connected", "failed") and reason != "closed":
             log.info("MCP server %s: %s%s", self.name, state, f" ({self._status.reason})" if reason else "")
         if self._on_status is not None:
             try:
@@ -367,8 +367,9 @@ class McpConnection:
     def _explain(self, fallback: str) -> str:
         code = self._http_status
         if code in (401, 403):
+            keys = list(self.cfg.secret_refs()) or ["Authorization"]
             return (f"authentication failed (HTTP {code}): the server refused the credentials; set the "
-                    f"secret again with 'hearthside mcp set-secret {self.name} HEADER'")
+                    f"secret again with 'hearthside mcp set-secret {self.name} {keys[0]}'")
         if self.cfg.transport == "stdio" and self._errlog is not None:
             tail = self._stderr_tail()
             exited = "the server process exited or closed its output during start-up"

@@ -132,6 +132,16 @@ def check_packs(app: AppContext) -> Check:
     return Check("packs", "ok", detail + (" (safe mode)" if app.safe_mode else ""), data)
 
 
+def check_keyring(app: AppContext) -> Check:
+    """The OS keyring for secrets: which recommended backend, or what to install/unlock (issue 5)."""
+    from ..adapters.secrets import describe_backend
+
+    info = describe_backend()
+    if not info.get("ok"):
+        return Check("keyring", "fail", str(info.get("error")), info)
+    return Check("keyring", "ok", f"secrets go to {info['backend']}", info)
+
+
 #: The checks, in report order. Later parts append their own.
 CHECKS: list[Callable[[AppContext], Check]] = [
     check_python,
@@ -142,6 +152,7 @@ CHECKS: list[Callable[[AppContext], Check]] = [
     check_settings,
     check_watches,
     check_packs,
+    check_keyring,
 ]
 
 

@@ -478,7 +478,9 @@ class DriftService:
 
     def _refresh_units(self) -> None:
         with self._lock:
-            self._units = {u.key: u for u in self.units()}
+            # Units seen earlier stay: a persona folder deleted by hand may come back, and its
+            # files must show as missing meanwhile.
+            self._units = {**self._units, **{u.key: u for u in self.units()}}
             if self._watcher is not None:
                 self._watcher.set_targets(self._targets())
 
@@ -494,8 +496,10 @@ class DriftService:
             key = Path(path).relative_to(bl).parts[0]
             if key in self._units:
                 keys.add(key)
-        elif is_dir and os.path.dirname(path) == str(self.paths.personas_dir):
-            refresh = True
+        elif is_dir:
+            pd = str(self.paths.personas_dir)
+            # A persona folder came or went, or the personas folder itself (or a parent) did.
+            refresh = os.path.dirname(path) == pd or path == pd or pd.startswith(path + os.sep)
         for u in list(self._units.values()):
             root = str(u.root)
             if u.soul_file is not None:

@@ -111,7 +111,10 @@ def setup_logging(app: Any, *, level: int | None = None, stderr: bool = True) ->
         pass
     handlers: list[logging.Handler] = [fh]
     if stderr:
-        handlers.append(logging.StreamHandler(sys.stderr))
+        # The terminal gets warnings and worse unless a level was asked for; the file gets all.
+        sh = logging.StreamHandler(sys.stderr)
+        sh.setLevel(level if "HEARTHSIDE_LOG_LEVEL" in os.environ else max(level, logging.WARNING))
+        handlers.append(sh)
     for h in handlers:
         h._hearthside = True  # type: ignore[attr-defined]
         add_redaction(h)

@@ -52,15 +52,20 @@ class Composition:
     truncated: tuple[str, ...] = ()
 
 
+def utf8_cut_length(data: bytes | bytearray | memoryview, cap: int, start: int = 0) -> int:
+    """How many bytes of ``data[start:]`` fit in ``cap`` without splitting a UTF-8 character."""
+    if len(data) - start <= cap:
+        return len(data) - start
+    end = start + cap
+    # Back off over continuation bytes (10xxxxxx) to the start of the character at ``cap``.
+    while end > start and (data[end] & 0xC0) == 0x80:
+        end -= 1
+    return end - start
+
+
 def cut_utf8(data: bytes, cap: int) -> bytes:
     """Cut ``data`` to at most ``cap`` bytes without splitting a UTF-8 character."""
-    if len(data) <= cap:
-        return data
-    end = cap
-    # Back off over continuation bytes (10xxxxxx) to the start of the character at ``cap``.
-    while end > 0 and (data[end] & 0xC0) == 0x80:
-        end -= 1
-    return data[:end]
+    return data[: utf8_cut_length(data, cap)]
 
 
 def read_persona_file(
@@ -80,8 +85,7 @@ def read_persona_file(
     if truncated:
         data = cut_utf8(data, MAX_BOOTSTRAP_FILE_BYTES)
     text = data.decode("utf-8", "replace")
-    if text.startswith("\ufeff"):
-        text = text[1:]
+    text = text.removeprefix("\ufeff")
     if truncated:
         text += TRUNCATION_NOTICE
     # str.strip() copies the whole body; skip it when there is nothing to strip.
@@ -113,8 +117,7 @@ def _clean_in_place(buf: bytearray, start: int, end: int) -> int | None:
     """
     truncated = end - start > MAX_BOOTSTRAP_FILE_BYTES
     if truncated:
-        cut = cut_utf8(memoryview(buf)[start : start + MAX_BOOTSTRAP_FILE_BYTES + 1], MAX_BOOTSTRAP_FILE_BYTES)
-        end = start + len(cut)
+        end = start + utf8_cut_length(buf, MAX_BOOTSTRAP_FILE_BYTES, start)
     i = start
     while i < end and buf[i] in _ASCII_SPACE:
         i += 1

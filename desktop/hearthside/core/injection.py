@@ -21,7 +21,7 @@ INJECTION_PATTERNS: tuple[str, ...] = (
     r"\bnew\s+(system\s+)?(prompt|instructions)\s*:",
 )
 
-_COMPILED = tuple(re.compile(p, re.I | re.A) for p in INJECTION_PATTERNS)
+_COMPILED = tuple(re.compile(p, re.IGNORECASE | re.ASCII) for p in INJECTION_PATTERNS)
 
 #: The same markers over ASCII-lowered UTF-8 bytes. ``bytes.lower()`` folds exactly the ASCII
 #: letters and bytes patterns use ASCII ``\s``/``\b``, so this is ``re.I | re.A`` without the
@@ -83,8 +83,8 @@ def _scan_utf8(data: bytes, first_only: bool) -> list[tuple[str, int, int]]:
                     span = (m.start(), m.end())
                     break
         else:
-            m = rx.search(low)
-            span = (m.start(), m.end()) if m else None
+            found = rx.search(low)
+            span = (found.start(), found.end()) if found else None
         if span is not None:
             out.append(("marker", span[0], span[1]))
             if first_only:
@@ -99,7 +99,7 @@ def _scan_utf8(data: bytes, first_only: bool) -> list[tuple[str, int, int]]:
     return out
 
 
-def _hit(data: bytes, kind: str, start: int, end: int) -> "InjectionHit":
+def _hit(data: bytes, kind: str, start: int, end: int) -> InjectionHit:
     text = data[start:end].decode("utf-8", "replace")
     offset = len(data[:start].decode("utf-8", "replace"))
     if kind == "invisible":

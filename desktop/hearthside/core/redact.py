@@ -20,10 +20,7 @@ from collections.abc import Iterable
 SECRET_HEADER_NAMES = frozenset({"authorization", "proxy-authorization", "cookie", "x-api-key"})
 
 #: A header name or env key containing one of these words (any case) is secret-shaped.
-SECRET#: Name words that mark a secret in free text. Narrower than :data:`SECRET_NAME_WORDS` (no bare
-#: ``key``) because free text is full of harmless keys: memory keys, "keyring", "keyboard".
-_SECRETISH = r"(?:token|secret|password|passwd|api[-_]?key|access[-_]?key|private[-_]?key)(?![a-z])"
-_NAME_WORDS = r"(?:authorization|proxy-authorization|cookie|x-api-key|[\w.-]*" + _SECRETISH + r"[\w.-]*)"
+SECRET_NAME_WORDS = ("token", "secret", "key", "password")
 
 #: What a masked value is shown as.
 MASK = "********"
@@ -63,7 +60,10 @@ def encoded_forms(value: str) -> set[str]:
     return {f for f in forms if len(f) >= MIN_SECRET_LEN}
 
 
-_NAME_WORDS = r"(?:authorization|proxy-authorization|cookie|x-api-key|[\w.-]*(?:token|secret|key|password)(?![a-z])[\w.-]*)"
+#: Name words that mark a secret in free text. Narrower than :data:`SECRET_NAME_WORDS` (no bare
+#: ``key``) because free text is full of harmless keys: memory keys, "keyring", "keyboard".
+_SECRETISH = r"(?:token|secret|password|passwd|api[-_]?key|access[-_]?key|private[-_]?key)(?![a-z])"
+_NAME_WORDS = r"(?:authorization|proxy-authorization|cookie|x-api-key|[\w.-]*" + _SECRETISH + r"[\w.-]*)"
 #: ``Name: value`` up to the end of the line (an HTTP header or a log line).
 _HEADER_LINE_RX = re.compile(r"(?im)(?P<name>\b" + _NAME_WORDS + r")(?P<sep>\s*:\s*)(?P<value>[^\r\n]+)")
 #: ``"name": "value"`` or ``'name': 'value'`` (JSON, a Python dict repr).

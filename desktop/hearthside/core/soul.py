@@ -63,8 +63,7 @@ def validate_body(body: str | bytes, max_bytes: int = 0) -> tuple[str, str]:
             return "", f"the soul is not valid UTF-8 text (bad byte at offset {exc.start})"
     else:
         text = body
-    if text.startswith("\ufeff"):
-        text = text[1:]
+    text = text.removeprefix("\ufeff")
     clean = text.strip()
     if not clean:
         return "", "the soul is empty"

@@ -1,0 +1,163 @@
+"""Notifications: where a persona's alerts go, and the bounded history of them.
+
+A :class:`Notifier` shows one alert (title = persona, body = text). The log notifier always
+works; the desktop notifier speaks ``org.freedesktop.Notifications`` over the D-Bus session bus
+with ``jeepney`` when a bus exists (headless mode); the tray shows its own. The history is a
+JSON-lines file in the state dir, trimmed to the newest entries, written under a file lock so
+the tray, the CLI and headless mode can share it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Protocol
+
+import filelock
+
+from ..adapters.atomicfile import write_atomic
+
+log = logging.getLogger(__name__)
+
+HISTORY_MAX_ENTRIES = 500
+APP_LABEL = "Hearthside"
+
+
+class Notifier(Protocol):
+    """Shows an alert to the user; returns True when it was shown."""
+
+    def notify(self, title: str, body: str) -> bool: ...
+
+
+class LogNotifier:
+    """Writes alerts to the log (always available)."""
+
+    def __init__(self, logger: logging.Logger | None = None) -> None:
+        self.log = logger or logging.getLogger("hearthside.notifications")
+
+    def notify(self, title: str, body: str) -> bool:
+        self.log.warning("notification from %s: %s", title, body)
+        return True
+
+
+class DesktopNotifier:
+    """The freedesktop notification service over the session bus (jeepney, blocking)."""
+
+    def __init__(self, timeout: float = 5.0) -> None:
+        self.timeout = timeout
+        self.last_error = ""
+
+    @staticmethod
+    def available() -> bool:
+        return bool(os.environ.get("DBUS_SESSION_BUS_ADDRESS"))
+
+    def notify(self, title: str, body: str) -> bool:
+        try:
+            from jeepney import DBusAddress, new_method_call
+            from jeepney.io.blocking import open_dbus_connection
+
+            addr = DBusAddress("/org/freedesktop/Notifications", bus_name="org.freedesktop.Notifications",
+                               interface="org.freedesktop.Notifications")
+            msg = new_method_call(addr, "Notify", "susssasa{sv}i",
+                                  (APP_LABEL, 0, "", title, body[:1000], [], {}, -1))
+            with open_dbus_connection(bus="SESSION") as conn:
+                reply = conn.send_and_get_reply(msg, timeout=self.timeout)
+            if reply.header.message_type.name == "error":
+                self.last_error = str(reply.body)
+                return False
+            return True
+        except Exception as exc:  # noqa: BLE001 - no service, no bus: the log still has it
+            self.last_error = f"{type(exc).__name__}: {exc}"
+            log.info("desktop notification not shown: %s", self.last_error)
+            return False
+
+
+class FanoutNotifier:
+    """Sends to every notifier; shown when any of them showed it."""
+
+    def __init__(self, notifiers: Sequence[Notifier]) -> None:
+        self.notifiers = list(notifiers)
+
+    def notify(self, title: str, body: str) -> bool:
+        shown = False
+        for n in self.notifiers:
+            try:
+                shown = n.notify(title, body) or shown
+            except Exception as exc:  # noqa: BLE001
+                log.warning("notifier %r failed: %s", n, exc)
+        return shown
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    """One line of the notification history. ``status``: notified, duplicate or failed."""
+
+    persona: str
+    time: str
+    text: str
+    status: str
+
+    @property
+    def when(self) -> datetime:
+        return datetime.fromisoformat(self.time)
+
+
+class NotificationHistory:
+    """The newest ``max_entries`` alerts and failures, oldest first, in a JSON-lines file."""
+
+    def __init__(self, path: Path, max_entries: int = HISTORY_MAX_ENTRIES) -> None:
+        self.path = path
+        self.max_entries = max_entries
+        self._mutex = threading.Lock()
+
+    def _lock(self) -> filelock.FileLock:
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        return filelock.FileLock(str(self.path) + ".lock", timeout=5)
+
+    def entries(self) -> list[HistoryEntry]:
+        try:
+            lines = self.path.read_text(encoding="utf-8").splitlines()
+        except FileNotFoundError:
+            return []
+        out = []
+        for line in lines:
+            try:
+                d = json.loads(line)
+                out.append(HistoryEntry(str(d["persona"]), str(d["time"]), str(d["text"]), str(d["status"])))
+            except (ValueError, KeyError, TypeError):
+                continue  # a damaged line is skipped, the rest stays readable
+        return out
+
+    def append(self, persona: str, text: str, status: str, when: datetime | None = None) -> HistoryEntry:
+        when = when or datetime.now(timezone.utc)
+        entry = HistoryEntry(persona, when.isoformat(), text, status)
+        with self._mutex, self._lock():
+            kept = self.entries()[-(self.max_entries - 1):] if self.max_entries > 1 else []
+            kept.append(entry)
+            write_atomic(self.path, "".join(json.dumps(asdict(e), ensure_ascii=False) + "\n" for e in kept))
+        return entry
+
+    def notified(self) -> list[tuple[str, str, datetime]]:
+        """(persona, text, time) of alerts that were notified, for de-duplication."""
+        out = []
+        for e in self.entries():
+            if e.status == "notified":
+                try:
+                    out.append((e.persona, e.text, e.when))
+                except ValueError:
+                    continue
+        return out
+
+
+def default_notifier() -> Notifier:
+    """Log always; the desktop service too when a session bus exists."""
+    parts: list[Notifier] = [LogNotifier()]
+    if DesktopNotifier.available():
+        parts.append(DesktopNotifier())
+    return FanoutNotifier(parts)

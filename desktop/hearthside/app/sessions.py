@@ -1,0 +1,147 @@
+"""Builds a persona's session: composition, soul, memory index, skills and the tool catalog.
+
+The catalog is memory tools + pack tools + the host's Skill/ToolSearch/WebSearch tools + the
+tools of connected MCP servers. Everything is read once here and frozen in the snapshot, so a
+running chat keeps the persona it started with. Parts that fail (a pack, the skills, MCP) are
+left out with a note rather than stopping the session.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..core.agent import Agent, AgentLimits, AllowAll, Approver, ChatModel, DenyAll, needs_approval
+from ..core.memory.model import CorruptMemoryError, MemoryEntry, MemoryStoreError
+from ..core.memory.tools import memory_tools
+from ..core.session import SessionSnapshot, SkillLine, assemble_session
+from ..core.soul import SoulStore
+from ..core.tools import Catalog, CatalogError, PermissionMode, ToolEnv
+from .personas import PersonaInfo
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class PreparedSession:
+    """A snapshot plus what running it needs (the persona's folder and the tool environment)."""
+
+    info: PersonaInfo
+    snapshot: SessionSnapshot
+    env: ToolEnv
+    session_id: str
+    notes: list[str] = field(default_factory=list)
+
+
+class SessionService:
+    """Prepares chat and heartbeat sessions for personas."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    def prepare(self, persona: str, mode: PermissionMode = PermissionMode.DEFAULT, *,
+                unattended: bool = False, allow_mutating: bool = False) -> PreparedSession:
+        """Build turn 0 for ``persona``. Unattended sessions keep only read-only and
+        approval-exempt (memory) tools unless ``allow_mutating``."""
+        app = self.app
+        info = app.personas.get(persona)
+        notes: list[str] = []
+        exclude = self._excluded(info.path, notes)
+        comp = app.personas.compose(info.path, exclude)
+        for name, reason in comp.skipped.items():
+            notes.append(f"{name} skipped: {reason}")
+        for name, finding in comp.findings.items():
+            notes.append(f"{name} contains an {finding}")
+        soul = SoulStore(app.soul_path()).load_with_meta()
+        if soul.reason and soul.reason != "no soul file":
+            notes.append(f"soul not used: {soul.reason}")
+        sid = uuid.uuid4().hex[:12]
+        store = app.memory.store(persona)
+        index: list[MemoryEntry] = []
+        try:
+            index = store.index()
+        except (CorruptMemoryError, MemoryStoreError) as exc:
+            notes.append(str(exc))
+        catalog = Catalog()
+        for t in memory_tools(store, sid):
+            catalog.register(t, "builtin")
+        skills = self._add_pack_parts(catalog, info.path, mode, notes)
+        env = ToolEnv(persona=persona, workspace=_workspace(app), services={"hydrated_tools": set(), "memory": store})
+        snap = assemble_session(persona, comp.soul, soul.body, index, skills, catalog, mode,
+                                found=comp.found, notes=notes)
+        if unattended:
+            kept = tuple(t for t in snap.tools if allow_mutating or not needs_approval(t))
+            snap = SessionSnapshot(snap.persona, snap.system_prompt, kept, snap.mode, snap.found,
+                                   snap.memory_keys, snap.skills, snap.notes)
+        for n in notes:
+            log.info("session %s/%s: %s", persona, sid, n)
+        return PreparedSession(info, snap, env, sid, notes)
+
+    def agent(self, prepared: PreparedSession, model: ChatModel, approver: Approver | None = None, *,
+              unattended: bool = False, allow_mutating: bool = False, limits: AgentLimits | None = None,
+              on_tool: Any = None) -> Agent:
+        """An agent over the prepared snapshot. Unattended runs deny anything needing approval
+        unless the persona was granted more."""
+        if unattended:
+            approver = AllowAll() if allow_mutating else DenyAll()
+        limits = limits or AgentLimits(
+            int(self.app.settings.get("agent.max_turns", 20) or 20),
+            int(self.app.settings.get("agent.max_tool_calls", 50) or 50),
+        )
+        return Agent(model, prepared.snapshot.tools, prepared.snapshot.system_prompt, env=prepared.env,
+                     approver=approver or DenyAll(), mode=prepared.snapshot.mode, limits=limits,
+                     on_tool=on_tool)
+
+    # -- parts from other services (each may be missing or broken) --------------------------
+    def _excluded(self, folder: Path, notes: list[str]) -> frozenset[str]:
+        try:
+            got = frozenset(self.app.drift.excluded(folder))
+        except Exception as exc:  # noqa: BLE001 - drift trouble must not stop a chat
+            log.warning("drift check failed for %s: %s", folder, exc)
+            return frozenset()
+        for name in sorted(got):
+            notes.append(f"{name} left out: it changed since you approved it (strict mode)")
+        return got
+
+    def _add_pack_parts(self, catalog: Catalog, folder: Path, mode: PermissionMode,
+                        notes: list[str]) -> list[SkillLine]:
+        from ..core.hosttools import make_skill_tool, make_tool_search, make_web_search
+
+        app = self.app
+        skills: list[SkillLine] = []
+        try:
+            for tool, pack in app.plugins.tool_entries():
+                _register(catalog, tool, pack, notes)
+            cat = app.plugins.skill_catalog(folder)
+            metas = cat.list()
+            skills = [SkillLine(m.name, m.description) for m in metas]
+            if metas:
+                _register(catalog, make_skill_tool(cat), "builtin", notes)
+            provider = app.plugins.search_provider()
+            if provider is not None:
+                _register(catalog, make_web_search(provider), "builtin", notes)
+        except Exception as exc:  # noqa: BLE001
+            notes.append(f"plugin packs unavailable: {exc}")
+        try:
+            for tool in app.mcp.tools():
+                src = "mcp:" + tool.spec.name.split("__")[1] if "__" in tool.spec.name else "mcp"
+                _register(catalog, tool, src, notes)
+        except Exception as exc:  # noqa: BLE001
+            notes.append(f"MCP tools unavailable: {exc}")
+        _register(catalog, make_tool_search(catalog, mode), "builtin", notes)
+        return skills
+
+
+def _register(catalog: Catalog, tool: Any, source: str, notes: list[str]) -> None:
+    try:
+        catalog.register(tool, source)
+    except CatalogError as exc:
+        notes.append(str(exc))
+
+
+def _workspace(app: Any) -> str | None:
+    ws = app.settings.get("files.workspace")
+    return str(Path(ws).expanduser()) if isinstance(ws, str) and ws else None

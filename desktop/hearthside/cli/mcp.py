@@ -1,0 +1,317 @@
+"""``hearthside mcp``: list, add, import, remove and test MCP servers; enter their secrets.
+
+Secrets are read from a hidden prompt (or one line per secret from stdin when it is not a
+terminal), never from the command line, where they would end up in shell history and in every
+other user's ``ps`` output. After entry a secret is only ever shown masked.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from ..core.mcpconfig import (
+    DEFAULT_TIMEOUT,
+    McpConfigError,
+    ServerConfig,
+    check_header,
+    validate_server,
+)
+from ..core.redact import MASK, is_secret_name, mask, register_secret
+from ..core.secrets import SecretStoreError
+from .common import HandledError, emit_json, get_app, json_option
+
+#: How long ``tools`` / ``test`` wait for a server beyond its own timeouts.
+_GRACE = 15.0
+
+
+def _setup(ctx: click.Context) -> Any:
+    app = get_app(ctx)
+    from ..app.logs import setup_logging
+
+    setup_logging(app)
+    return app
+
+
+def read_secret(label: str) -> str:
+    """One secret from a hidden prompt, or one line from stdin when it is not a terminal."""
+    if sys.stdin is not None and sys.stdin.isatty():
+        value = click.prompt(label, hide_input=True, prompt_suffix=": ", show_default=False)
+    else:
+        line = sys.stdin.readline() if sys.stdin is not None else ""
+        value = line[:-1] if line.endswith("\n") else line
+        if value.endswith("\r"):
+            value = value[:-1]
+    if not value:
+        raise HandledError(f"no value was given for {label}; nothing was stored")
+    register_secret(value)
+    return str(value)
+
+
+def _pairs(items: tuple[str, ...], what: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in items:
+        k, sep, v = item.partition("=")
+        if not sep or not k:
+            raise click.UsageError(f"{what} {item.split('=')[0]!r} must look like NAME=VALUE")
+        if is_secret_name(k):
+            flag = "--secret-header" if what == "--header" else "--secret-env"
+            raise click.UsageError(
+                f"{k} looks like a secret, and secrets are never taken from the command line: "
+                f"use {flag} {k} and type the value at the prompt (or pipe it on stdin)"
+            )
+        out[k] = v
+    return out
+
+
+def _fail(exc: Exception) -> HandledError:
+    return HandledError(str(exc))
+
+
+@click.group()
+def mcp() -> None:
+    """Connect MCP servers (tools for your personas); their secrets live in the OS keyring."""
+
+
+@mcp.command("list")
+@json_option
+@click.pass_context
+def list_cmd(ctx: click.Context, as_json: bool) -> None:
+    """Show configured and pack-contributed servers and which secrets are set."""
+    app = _setup(ctx)
+    svc = app.mcp
+    entries = svc.entries()
+    docs = []
+    for e in entries:
+        c = e.config
+        d: dict[str, Any] = {"name": c.name, "transport": c.transport, "enabled": c.enabled,
+                             "timeout": c.timeout, "source": c.source}
+        if c.transport == "http":
+            d["url"] = c.url
+            d["headers"] = {k: (MASK if k in c.secret_refs() else v) for k, v in c.headers.items()}
+            d["allow_insecure_http"] = c.allow_insecure_http
+        else:
+            d["command"] = c.command
+            d["args"] = list(c.args)
+            d["env"] = {k: (MASK if k in c.secret_refs() else v) for k, v in c.env.items()}
+        d["secrets"] = [{"key": s.key, "kind": s.kind, "set": s.is_set, "description": s.description}
+                        for s in e.secrets]
+        if e.description:
+            d["description"] = e.description
+        docs.append(d)
+    if as_json:
+        emit_json({"servers": docs, "warning": svc.load_error} if svc.load_error else docs)
+        return
+    if svc.load_error:
+        click.echo(f"warning: {svc.load_error}", err=True)
+    if not docs:
+        click.echo("No MCP servers yet. Add one with 'hearthside mcp add' or 'hearthside mcp import FILE'.")
+        return
+    for d in docs:
+        where = d.get("url") or " ".join([d["command"], *d["args"]])
+        state = "enabled" if d["enabled"] else "disabled"
+        click.echo(f"{d['name']}  [{d['transport']}, {state}, {d['source']}]  {where}")
+        for s in d["secrets"]:
+            st = {True: "set", False: "NOT SET", None: "unknown (keyring unavailable)"}[s["set"]]
+            desc = f" - {s['description']}" if s["description"] else ""
+            click.echo(f"    secret {s['kind']} {s['key']}: {st}{desc}")
+
+
+def _connect_one(app: Any, name: str) -> tuple[Any, list[Any]]:
+    try:
+        cfg = app.mcp.get(name)
+    except McpConfigError as exc:
+        raise _fail(exc) from None
+    return app.runtime.run(app.mcp.test(name), timeout=cfg.timeout * 3 + _GRACE)  # type: ignore[no-any-return]
+
+
+@mcp.command("tools")
+@click.argument("name")
+@json_option
+@click.pass_context
+def tools_cmd(ctx: click.Context, name: str, as_json: bool) -> None:
+    """Connect to server NAME and list its tools."""
+    app = _setup(ctx)
+    status, tools = _connect_one(app, name)
+    if status.state != "connected":
+        raise HandledError(f"MCP server {name} is {status.state}: {status.reason}")
+    docs = [{"name": t.spec.name, "tool": t.remote_name, "description": t.spec.description,
+             "read_only": t.read_only, "schema": dict(t.spec.schema)} for t in tools]
+    if as_json:
+        emit_json(docs)
+        return
+    for d in docs:
+        ro = " (read-only)" if d["read_only"] else ""
+        click.echo(f"{d['name']}{ro}: {d['description'].splitlines()[0] if d['description'] else ''}")
+
+
+@mcp.command("test")
+@click.argument("name")
+@json_option
+@click.pass_context
+def test_cmd(ctx: click.Context, name: str, as_json: bool) -> None:
+    """Connect to server NAME once and report whether it works."""
+    app = _setup(ctx)
+    status, tools = _connect_one(app, name)
+    if as_json:
+        emit_json(status.as_dict())
+    elif status.state == "connected":
+        click.echo(f"{name}: connected, {len(tools)} tool(s)")
+    if status.state != "connected":
+        raise HandledError(f"MCP server {name} is {status.state}: {status.reason}")
+
+
+@mcp.command("add", context_settings={"ignore_unknown_options": True})
+@click.argument("name")
+@click.option("--url", help="Streamable HTTP endpoint (https://..., or http:// on this computer).")
+@click.option("--command", "command", help="Program to start for a stdio server.")
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+@click.option("--header", "headers", multiple=True, help="NAME=VALUE, a header that is not secret.")
+@click.option("--secret-header", "secret_headers", multiple=True,
+              help="A header whose value is secret; you are asked for it (never on the command line).")
+@click.option("--env", "envs", multiple=True, help="NAME=VALUE for a stdio server (not secret).")
+@click.option("--secret-env", "secret_envs", multiple=True, help="An env variable whose value is secret; asked for.")
+@click.option("--cwd", help="Working folder for a stdio server.")
+@click.option("--timeout", type=float, default=DEFAULT_TIMEOUT, show_default=True,
+              help="Seconds for each connection phase.")
+@click.option("--disabled", is_flag=True, help="Add it switched off.")
+@click.option("--allow-insecure-http", is_flag=True,
+              help="Allow sending this server's secrets over plain http to another computer.")
+@click.pass_context
+def add_cmd(ctx: click.Context, name: str, url: str | None, command: str | None, args: tuple[str, ...],
+            headers: tuple[str, ...], secret_headers: tuple[str, ...], envs: tuple[str, ...],
+            secret_envs: tuple[str, ...], cwd: str | None, timeout: float, disabled: bool,
+            allow_insecure_http: bool) -> None:
+    """Add server NAME: --url URL for HTTP, or --command PROGRAM [ARGS...] for stdio.
+
+    Put program arguments after '--', e.g. hearthside mcp add files --command npx -- -y server.
+    """
+    app = _setup(ctx)
+    if bool(url) == bool(command):
+        raise click.UsageError("give exactly one of --url (HTTP server) or --command (stdio server)")
+    if url and (envs or secret_envs or args or cwd):
+        raise click.UsageError("--env, --secret-env, --cwd and program arguments are for --command servers")
+    if command and (headers or secret_headers):
+        raise click.UsageError("--header and --secret-header are for --url servers")
+    try:
+        if url:
+            plain = _pairs(headers, "--header")
+            for k, v in plain.items():
+                check_header(k, v)
+            cfg = ServerConfig(name, "http", url=url, headers=plain, enabled=not disabled,
+                               timeout=timeout, allow_insecure_http=allow_insecure_http)
+            secret_keys = secret_headers
+        else:
+            cfg = ServerConfig(name, "stdio", command=command or "", args=tuple(args), env=_pairs(envs, "--env"),
+                               cwd=cwd, enabled=not disabled, timeout=timeout)
+            secret_keys = secret_envs
+        # Check everything that can be checked before asking for secrets.
+        probe = cfg
+        if secret_keys:
+            from ..core.mcpconfig import with_secret
+
+            for k in secret_keys:
+                probe, _ = with_secret(probe, k)
+        validate_server(probe)
+        if app.mcp.load().get(name) is not None:
+            raise McpConfigError(f"a server named {name!r} already exists: remove it first or pick another name")
+        secrets = {}
+        for k in secret_keys:
+            value = read_secret(f"{name} {k}")
+            if url:
+                check_header(k, value)
+            secrets[k] = value
+        app.mcp.add(cfg, secrets)
+    except McpConfigError as exc:
+        raise _fail(exc) from None
+    except SecretStoreError as exc:
+        raise HandledError(f"{name} was added, but its secret could not be stored: {exc}") from None
+    click.echo(f"added MCP server {name}")
+    for k, v in secrets.items():
+        click.echo(f"  {k}: {mask(v)} (in the OS keyring)")
+
+
+@mcp.command("import")
+@click.argument("file", type=click.Path(dir_okay=False))
+@json_option
+@click.pass_context
+def import_cmd(ctx: click.Context, file: str, as_json: bool) -> None:
+    """Import servers from a Claude Desktop, Cursor or VS Code MCP file (the file is not changed)."""
+    app = _setup(ctx)
+    try:
+        rep = app.mcp.import_file(file)
+    except McpConfigError as exc:
+        raise _fail(exc) from None
+    if as_json:
+        emit_json({"added": list(rep.added), "secrets_moved": rep.secrets_moved,
+                   "missing": [{"server": s, "key": k} for s, k in rep.missing],
+                   "notes": list(rep.notes), "secret_error": rep.secret_error})
+    else:
+        click.echo(f"imported {len(rep.added)} server(s): {', '.join(rep.added) or 'none'}")
+        if rep.secrets_moved:
+            click.echo(f"moved {rep.secrets_moved} secret(s) into the OS keyring")
+        for s, k in rep.missing:
+            click.echo(f"  {s}: secret {k} still needs a value: hearthside mcp set-secret {s} {k}")
+        for n in rep.notes:
+            click.echo(f"note: {n}")
+    if rep.secret_error:
+        raise HandledError(f"the servers were added, but their secrets were not stored: {rep.secret_error}")
+
+
+@mcp.command("remove")
+@click.argument("name")
+@click.pass_context
+def remove_cmd(ctx: click.Context, name: str) -> None:
+    """Remove server NAME and delete its secrets from the keyring."""
+    app = _setup(ctx)
+    try:
+        app.mcp.remove(name)
+    except McpConfigError as exc:
+        raise _fail(exc) from None
+    except SecretStoreError as exc:
+        raise HandledError(f"{name} was removed, but its secrets could not be deleted from the keyring: {exc}") from None
+    click.echo(f"removed MCP server {name}")
+
+
+@mcp.command("set-secret")
+@click.argument("name")
+@click.argument("header")
+@click.pass_context
+def set_secret_cmd(ctx: click.Context, name: str, header: str) -> None:
+    """Enter (or replace) the secret HEADER (or env variable) of server NAME."""
+    app = _setup(ctx)
+    try:
+        cfg = app.mcp.get(name)
+        if cfg.transport == "http":
+            check_header(header, "")
+        value = read_secret(f"{name} {header}")
+        app.mcp.set_secret(name, header, value)
+    except McpConfigError as exc:
+        raise _fail(exc) from None
+    except SecretStoreError as exc:
+        raise HandledError(str(exc)) from None
+    click.echo(f"{name} {header}: {mask(value)} (stored in the OS keyring)")
+
+
+@mcp.command("enable")
+@click.argument("name")
+@click.pass_context
+def enable_cmd(ctx: click.Context, name: str) -> None:
+    """Switch server NAME on."""
+    try:
+        _setup(ctx).mcp.set_enabled(name, True)
+    except McpConfigError as exc:
+        raise _fail(exc) from None
+
+
+@mcp.command("disable")
+@click.argument("name")
+@click.pass_context
+def disable_cmd(ctx: click.Context, name: str) -> None:
+    """Switch server NAME off (it stays configured)."""
+    try:
+        _setup(ctx).mcp.set_enabled(name, False)
+    except McpConfigError as exc:
+        raise _fail(exc) from None

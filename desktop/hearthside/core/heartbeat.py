@@ -1,0 +1,194 @@
+"""Heartbeat rules (contract section 5), as pure functions the scheduler calls.
+
+Whether a run is due (interval, pause, active hours in a named timezone, an effectively empty
+checklist), what a reply means (the ``HEARTBEAT_OK`` / ``NO_REPLY`` acknowledgement, allowing
+Markdown emphasis or HTML tags around it, and the 300-character rule), and the 24-hour
+de-duplication of alerts.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone, tzinfo
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+DEFAULT_INTERVAL_MINUTES = 30.0
+DEFAULT_PROMPT = (
+    "Heartbeat. Read your HEARTBEAT.md section and follow it. If nothing needs attention, "
+    "reply HEARTBEAT_OK."
+)
+ACK_TOKENS = ("HEARTBEAT_OK", "NO_REPLY")
+SILENT_REMAINDER_MAX = 300
+DEDUP_WINDOW = timedelta(hours=24)
+
+_HEADING = re.compile(r"^#{1,6}(\s|$)")
+_EMPTY_ITEM = re.compile(r"^([-*+]|\d+[.)])(\s+\[[ xX]?\])?\s*$")
+_COMMENT = re.compile(r"<!--.*?-->", re.S)
+
+
+def checklist_effectively_empty(text: str | None) -> bool:
+    """True when the checklist has nothing to do: only blank lines, headings, empty list items
+    or checkboxes and HTML comments (a missing file is ``None`` and counts as empty)."""
+    if text is None:
+        return True
+    body = _COMMENT.sub("", text)
+    if "<!--" in body:  # an unclosed comment hides the rest of the file
+        body = body.split("<!--", 1)[0]
+    for line in body.splitlines():
+        s = line.strip()
+        if not s or _HEADING.match(s) or _EMPTY_ITEM.match(s):
+            continue
+        return False
+    return True
+
+
+def parse_hhmm(value: str) -> int:
+    """Minutes after midnight for ``HH:MM`` (``24:00`` allowed); ValueError with a sentence."""
+    m = re.fullmatch(r"(\d{1,2}):(\d{2})", (value or "").strip())
+    if not m:
+        raise ValueError(f"{value!r} is not a time of day; write it as HH:MM, e.g. 08:30.")
+    h, mi = int(m.group(1)), int(m.group(2))
+    if mi > 59 or h > 24 or (h == 24 and mi != 0):
+        raise ValueError(f"{value!r} is not a time of day between 00:00 and 24:00.")
+    return h * 60 + mi
+
+
+def resolve_timezone(name: str | None) -> tzinfo | None:
+    """A named zone (``Europe/Berlin``), or None for local time; ValueError for an unknown name."""
+    if not name:
+        return None
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise ValueError(f"{name!r} is not a known timezone; use a name like Europe/Berlin.") from exc
+
+
+def within_active_hours(now: datetime, start: str | None, end: str | None, tz: str | None = None) -> bool:
+    """Is ``now`` (aware) inside ``start``-``end`` (start inclusive, end exclusive) in ``tz``?
+
+    No hours configured means always active. ``start`` after ``end`` spans midnight; equal
+    start and end means the whole day.
+    """
+    if not start and not end:
+        return True
+    s = parse_hhmm(start or "00:00")
+    e = parse_hhmm(end or "24:00")
+    zone = resolve_timezone(tz)
+    local = now.astimezone(zone) if zone else now.astimezone()
+    minute = local.hour * 60 + local.minute
+    if s == e:
+        return True
+    if s < e:
+        return s <= minute < e
+    return minute >= s or minute < e
+
+
+@dataclass(frozen=True)
+class HeartbeatSettings:
+    """A persona's heartbeat settings (``[personas.<name>]`` in settings.toml)."""
+
+    interval_minutes: float = DEFAULT_INTERVAL_MINUTES
+    active_start: str = ""
+    active_end: str = ""
+    timezone: str = ""
+    paused: bool = False
+    prompt: str = DEFAULT_PROMPT
+    allow_mutating: bool = False
+
+    @classmethod
+    def from_mapping(cls, raw: object) -> HeartbeatSettings:
+        d = raw if isinstance(raw, dict) else {}
+        try:
+            interval = float(d.get("heartbeat_interval_minutes", DEFAULT_INTERVAL_MINUTES))
+        except (TypeError, ValueError):
+            interval = DEFAULT_INTERVAL_MINUTES
+        return cls(
+            interval_minutes=max(0.0, interval),
+            active_start=str(d.get("active_start", "") or ""),
+            active_end=str(d.get("active_end", "") or ""),
+            timezone=str(d.get("timezone", "") or ""),
+            paused=bool(d.get("paused", False)),
+            prompt=str(d.get("heartbeat_prompt", "") or DEFAULT_PROMPT),
+            allow_mutating=bool(d.get("heartbeat_allow_mutating", False)),
+        )
+
+
+def skip_reason(cfg: HeartbeatSettings, now: datetime, checklist: str | None) -> str:
+    """Why a scheduled run should not call the model now, or "" when it should."""
+    if cfg.interval_minutes <= 0:
+        return "heartbeat is off (interval 0)"
+    if cfg.paused:
+        return "heartbeat is paused"
+    try:
+        if not within_active_hours(now, cfg.active_start, cfg.active_end, cfg.timezone):
+            return f"outside active hours {cfg.active_start or '00:00'}-{cfg.active_end or '24:00'}"
+    except ValueError as exc:
+        return f"active hours are misconfigured: {exc}"
+    if checklist is None:
+        return "no HEARTBEAT.md checklist"
+    if checklist_effectively_empty(checklist):
+        return "HEARTBEAT.md checklist is empty"
+    return ""
+
+
+_WRAP = r"(?:\*{1,3}|_{1,3}|~~|`|</?[A-Za-z][^<>]*>)"
+_TOKEN = r"(?:HEARTBEAT_OK|NO_REPLY)"
+_ACK_START = re.compile(rf"^\s*(?:{_WRAP}\s*)*{_TOKEN}(?:\s*{_WRAP})*[.!]?")
+_ACK_END = re.compile(rf"(?:{_WRAP}\s*)*{_TOKEN}(?:\s*{_WRAP})*[.!]?\s*$")
+
+
+@dataclass(frozen=True)
+class ReplyVerdict:
+    """``silent`` or an alert carrying ``text`` (the reply minus any acknowledgement)."""
+
+    silent: bool
+    text: str
+    acknowledged: bool
+
+
+def classify_reply(reply: str) -> ReplyVerdict:
+    """Apply the acknowledgement rule to a heartbeat reply."""
+    text = reply.strip()
+    m = _ACK_START.match(text)
+    if m:
+        rest = text[m.end():].strip()
+    else:
+        m = _ACK_END.search(text)
+        rest = text[: m.start()].strip() if m else text
+    if m is None:
+        if not text:
+            return ReplyVerdict(True, "", False)  # nothing was said; nothing to tell the user
+        return ReplyVerdict(False, text, False)
+    if len(rest) <= SILENT_REMAINDER_MAX:
+        return ReplyVerdict(True, rest, True)
+    return ReplyVerdict(False, rest, True)
+
+
+def normalize_alert(text: str) -> str:
+    """The form compared for de-duplication: trimmed, whitespace collapsed, case folded."""
+    return " ".join(text.split()).casefold()
+
+
+def is_duplicate(text: str, persona: str, history: Iterable[tuple[str, str, datetime]], now: datetime,
+                 window: timedelta = DEDUP_WINDOW) -> bool:
+    """Was the same alert notified for ``persona`` within ``window``? ``history`` yields
+    (persona, text, time) of *notified* entries."""
+    key = normalize_alert(text)
+    for who, said, when in history:
+        if who == persona and normalize_alert(said) == key and timedelta(0) <= now - when < window:
+            return True
+    return False
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+__all__ = [
+    "ACK_TOKENS", "DEDUP_WINDOW", "DEFAULT_INTERVAL_MINUTES", "DEFAULT_PROMPT", "HeartbeatSettings",
+    "ReplyVerdict", "SILENT_REMAINDER_MAX", "checklist_effectively_empty", "classify_reply",
+    "is_duplicate", "normalize_alert", "parse_hhmm", "resolve_timezone", "skip_reason",
+    "within_active_hours",
+]

@@ -1,0 +1,3 @@
+"""Hearthside plugin pack: starter skills for everyday use."""
+
+__version__ = "0.1.0"

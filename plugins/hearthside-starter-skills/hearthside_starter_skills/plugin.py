@@ -1,0 +1,16 @@
+"""The pack's entry point: registers the bundled skills folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from hearthside import hookimpl
+
+SKILLS_DIR = Path(__file__).parent / "skills"
+
+
+@hookimpl
+def hearthside_skills(register: Any) -> None:
+    """Register ``skills/`` (one folder per skill, each with a SKILL.md)."""
+    register(SKILLS_DIR)

@@ -1,0 +1,383 @@
+"""The drift service over real files and real inotify: hand edits, bad inputs, 50 personas."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from drift_helpers import WAIT, Events, atomic_save, config_dir, is_event, make_persona
+
+from hearthside.app.context import AppContext
+from hearthside.app.drift import DriftError, DriftService
+from hearthside.core.drift import fingerprint
+
+
+@pytest.fixture
+def app(isolated_home: Path):  # type: ignore[no-untyped-def]
+    ctx = AppContext()
+    yield ctx
+    if "drift" in ctx.__dict__:
+        ctx.drift.stop()
+
+
+def started(app: AppContext) -> tuple[DriftService, Events]:
+    events = Events()
+    app.drift.subscribe(events)
+    app.drift.start()
+    return app.drift, events
+
+
+def by_file(statuses, persona: str, file: str):  # type: ignore[no-untyped-def]
+    return next(s for s in statuses if s.persona == persona and s.file == file)
+
+
+def settle(seconds: float = 0.6) -> None:
+    """Give the watcher time to deliver anything pending (used before asserting silence)."""
+    time.sleep(seconds)
+
+
+# -- the happy path -----------------------------------------------------------------------
+
+
+def test_atomic_save_onto_soul_md_is_reported_as_drift(app: AppContext, isolated_home: Path) -> None:
+    root = make_persona(isolated_home, "alice")
+    drift, events = started(app)
+    atomic_save(root / "SOUL.md", "# SOUL.md\nalice is now grumpy\n")
+    e = events.wait_for(is_event("alice", "SOUL.md", "drifted"))
+    assert e.path == str(root / "SOUL.md") and "SOUL.md changed" in e.summary
+    st = by_file(drift.status(), "alice", "SOUL.md")
+    assert st.state == "drifted" and st.current == fingerprint("# SOUL.md\nalice is now grumpy")
+
+
+def test_user_soul_edit_in_place_is_drift_and_approval_clears_it(app: AppContext, isolated_home: Path) -> None:
+    soul = config_dir(isolated_home) / "soul.md"
+    soul.parent.mkdir(parents=True)
+    soul.write_text("I like short answers.\n")
+    drift, events = started(app)
+    with open(soul, "a") as fh:
+        fh.write("And tea.\n")
+    events.wait_for(is_event("", "soul.md", "drifted"))
+    assert "+And tea." in drift.diff(str(soul))
+    drift.approve([str(soul)])
+    events.wait_for(is_event("", "soul.md", "approved"))
+    assert by_file(drift.status(), "", "soul.md").state == "approved"
+
+
+def test_first_scan_trusts_and_a_later_file_is_new(app: AppContext, isolated_home: Path) -> None:
+    root = make_persona(isolated_home, "alice", {"SOUL.md": "calm"})
+    drift, events = started(app)
+    assert by_file(drift.status(), "alice", "SOUL.md").state == "approved"
+    (root / "USER.md").write_text("the user likes cats")
+    events.wait_for(is_event("alice", "USER.md", "new"))
+    skill = root / "skills" / "greet" / "SKILL.md"
+    skill.parent.mkdir(parents=True)
+    skill.write_text("---\nname: greet\ndescription: say hi\n---\nSay hi.\n")
+    events.wait_for(is_event("alice", "skills/greet/SKILL.md", "new"))
+
+
+def test_strict_mode_leaves_drifted_files_out_of_new_sessions(app: AppContext, isolated_home: Path) -> None:
+    root = make_persona(isolated_home, "alice")
+    drift = app.drift
+    drift.scan()
+    (root / "SOUL.md").write_text("changed by hand")
+    assert drift.excluded(root) == frozenset()  # strict mode is off by default
+    drift.set_strict(True)
+    assert drift.strict_mode and drift.excluded(root) == {"SOUL.md"}
+    comp = app.personas.compose(root, drift.excluded(root))
+    assert "SOUL.md" not in comp.found and "changed by hand" not in comp.soul
+    drift.approve([str(root / "SOUL.md")])
+    assert drift.excluded(root) == frozenset()
+
+
+def test_approve_one_file_one_persona_or_all(app: AppContext, isolated_home: Path) -> None:
+    a = make_persona(isolated_home, "alice")
+    b = make_persona(isolated_home, "bob")
+    drift = app.drift
+    drift.scan()
+    for root in (a, b):
+        for n in ("SOUL.md", "USER.md"):
+            (root / n).write_text(f"edited {n}")
+
+    def drifted() -> set[tuple[str, str]]:
+        return {(s.persona, s.file) for s in drift.status() if s.state == "drifted"}
+
+    assert len(drifted()) == 4
+    assert [s.file for s in drift.approve([str(a / "USER.md")])] == ["USER.md"]
+    assert drifted() == {("alice", "SOUL.md"), ("bob", "SOUL.md"), ("bob", "USER.md")}
+    assert {s.file for s in drift.approve(["bob"])} == {"SOUL.md", "USER.md"}
+    assert drifted() == {("alice", "SOUL.md")}
+    drift.approve(None)
+    assert drifted() == set()
+    with pytest.raises(DriftError, match="not a watched file"):
+        drift.approve(["/nowhere/at/all.md"])
+
+
+# -- bad input --------------------------------------------------------------------------
+
+
+def test_persona_folder_deleted_and_recreated_keeps_being_watched(app: AppContext, isolated_home: Path) -> None:
+    root = make_persona(isolated_home, "alice")
+    drift, events = started(app)
+    shutil.rmtree(root)
+    events.wait_for(is_event("alice", "SOUL.md", "missing"))
+    root.mkdir()
+    (root / "SOUL.md").write_text("a different alice")
+    # Not trusted on first use again: the folder was approved before.
+    events.wait_for(is_event("alice", "SOUL.md", "drifted"))
+    atomic_save(root / "USER.md", "user again")
+    events.wait_for(is_event("alice", "USER.md", "drifted"))
+    atomic_save(root / "SOUL.md", "edited after re-creation")
+    events.wait_for(lambda e: is_event("alice", "SOUL.md", "drifted")(e)
+                    and e is not events.matching(is_event("alice", "SOUL.md", "drifted"))[0])
+
+
+def test_folders_that_do_not_exist_yet_are_watched(app: AppContext, isolated_home: Path) -> None:
+    later = isolated_home / "elsewhere" / "deep" / "openclaw-workspace"
+    app.settings.set("personas.folders", [str(later)])
+    drift, events = started(app)  # neither the personas dir nor the added folder exist
+    report = drift.watch_report()
+    assert report is not None and str(later) in report.waiting
+    carol = make_persona(isolated_home, "carol", {"SOUL.md": "carol v1"})
+    later.mkdir(parents=True)
+    (later / "SOUL.md").write_text("workspace v1")
+    deadline = time.monotonic() + WAIT
+    while time.monotonic() < deadline:  # the first scans of both happen in the watcher thread
+        sts = {(s.persona, s.file): s.state for s in drift.status()}
+        if sts.get(("carol", "SOUL.md")) == "approved" and sts.get(("openclaw-workspace", "SOUL.md")) == "approved":
+            break
+        time.sleep(0.1)
+    atomic_save(carol / "SOUL.md", "carol v2")
+    events.wait_for(is_event("carol", "SOUL.md", "drifted"))
+    atomic_save(later / "SOUL.md", "workspace v2")
+    events.wait_for(is_event("openclaw-workspace", "SOUL.md", "drifted"))
+
+
+def test_editor_swap_file_churn_gives_no_event(app: AppContext, isolated_home: Path) -> None:
+    root = make_persona(isolated_home, "alice")
+    drift, events = started(app)
+    for i in range(20):
+        for name in (".SOUL.md.swp", ".SOUL.md.swx", "SOUL.md~", "4913", f".tmp{i}", f"SOUL.md.tmp{i}"):
+            p = root / name
+            p.write_text(f"junk {i}")
+            with open(p, "a") as fh:
+                fh.write("more")
+            p.unlink()
+    settle()
+    assert events.items == []
+    (root / "SOUL.md").write_text("a real change")  # the watcher is alive: this one counts
+    events.wait_for(is_event("alice", "SOUL.md", "drifted"))
+
+
+def test_burst_of_1000_writes_in_one_second_is_one_event(app: AppContext, isolated_home: Path) -> None:
+    root = make_persona(isolated_home, "alice")
+    drift, events = started(app)
+    start = time.monotonic()
+    for i in range(1000):
+        atomic_save(root / "SOUL.md", f"version {i}", tag=str(i))
+        time.sleep(max(0.0, start + (i + 1) / 1000 - time.monotonic()))  # spread over ~1 s
+    final = fingerprint("version 999")
+    events.wait_for(lambda e: is_event("alice", "SOUL.md", "drifted")(e))
+    settle(2.5)  # longer than the debounce's longest wait
+    got = events.matching(is_event("alice", "SOUL.md"))
+    assert len(got) == 1, got
+    assert by_file(drift.status(), "alice", "SOUL.md").current == final
+
+
+def test_soul_md_replaced_by_a_directory_is_rejected(app: AppContext, isolated_home: Path) -> None:
+    root = make_persona(isolated_home, "alice")
+    drift, events = started(app)
+    (root / "SOUL.md").unlink()
+    (root / "SOUL.md").mkdir()
+    e = events.wait_for(is_event("alice", "SOUL.md", "rejected"))
+    st = by_file(drift.status(), "alice", "SOUL.md")
+    assert "is a directory" in st.reason and st.current == "" and e.state == "rejected"
+
+
+def test_soul_md_replaced_by_a_fifo_is_rejected_without_blocking(app: AppContext, isolated_home: Path) -> None:
+    root = make_persona(isolated_home, "alice")
+    drift, events = started(app)
+    (root / "SOUL.md").unlink()
+    os.mkfifo(root / "SOUL.md")
+    events.wait_for(is_event("alice", "SOUL.md", "rejected"))
+    assert "named pipe" in by_file(drift.status(), "alice", "SOUL.md").reason
+
+
+def test_symlink_to_a_file_outside_is_read_bounded_and_shown_as_finding(
+    app: AppContext, isolated_home: Path
+) -> None:
+    root = make_persona(isolated_home, "alice")
+    outside = isolated_home / "outside.md"
+    outside.write_bytes(b"x" * (3 * 1024 * 1024))  # larger than the 2 MiB bootstrap cap
+    drift, events = started(app)
+    (root / "SOUL.md").unlink()
+    (root / "SOUL.md").symlink_to(outside)
+    events.wait_for(is_event("alice", "SOUL.md", "drifted"))
+    st = by_file(drift.status(), "alice", "SOUL.md")
+    assert any("symbolic link" in f and str(outside) in f for f in st.findings)
+    assert "[truncated: exceeds 2 MB bootstrap cap]" in drift.diff(str(root / "SOUL.md"))
+
+
+def test_dangling_symlink_is_rejected(app: AppContext, isolated_home: Path) -> None:
+    root = make_persona(isolated_home, "alice")
+    drift, events = started(app)
+    (root / "SOUL.md").unlink()
+    (root / "SOUL.md").symlink_to(isolated_home / "gone.md")
+    events.wait_for(is_event("alice", "SOUL.md", "rejected"))
+    assert "does not exist" in by_file(drift.status(), "alice", "SOUL.md").reason
+
+
+def test_corrupt_baseline_is_drifted_until_approved_never_retrusted(app: AppContext, isolated_home: Path) -> None:
+    root = make_persona(isolated_home, "alice")
+    drift = app.drift
+    drift.scan()
+    records = list(app.paths.baselines_dir.rglob("SOUL.md.json"))
+    assert len(records) == 1
+    records[0].write_text('{"version": 1, "sha256": "truncat')
+    for unit_json in app.paths.baselines_dir.rglob("unit.json"):
+        unit_json.write_text("garbage")  # even losing the first-scan marker re-trusts nothing
+    st = by_file(AppContext().drift.status(), "alice", "SOUL.md")
+    assert st.state == "drifted" and "damaged" in st.reason and st.baseline == ""
+    assert by_file(drift.status(), "alice", "USER.md").state == "approved"
+    drift.approve([str(root / "SOUL.md")])
+    assert by_file(drift.status(), "alice", "SOUL.md").state == "approved"
+
+
+def test_state_dir_not_writable_is_a_clear_error_and_watching_still_works(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocker = isolated_home / "state-is-a-file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("XDG_STATE_HOME", str(blocker / "state"))
+    root = make_persona(isolated_home, "alice")
+    before = {p: (p.stat().st_mtime_ns, p.stat().st_size) for p in isolated_home.rglob("*")}
+    ctx = AppContext()
+    try:
+        drift, events = started(ctx)
+        assert "cannot save approvals" in drift.store_error
+        assert by_file(drift.status(), "alice", "SOUL.md").state == "approved"  # trusted in memory
+        atomic_save(root / "SOUL.md", "edited")
+        events.wait_for(is_event("alice", "SOUL.md", "drifted"))
+        with pytest.raises(DriftError, match="make that folder writable"):
+            drift.approve([str(root / "SOUL.md")])
+    finally:
+        ctx.drift.stop()
+    after = {p: (p.stat().st_mtime_ns, p.stat().st_size) for p in isolated_home.rglob("*")}
+    changed = {p for p in set(before) | set(after) if before.get(p) != after.get(p)}
+    assert changed == {root / "SOUL.md", root}  # only the test's own edit
+
+
+def test_fifty_personas_at_once(app: AppContext, isolated_home: Path) -> None:
+    roots = [make_persona(isolated_home, f"p{i:02d}") for i in range(50)]
+    drift, events = started(app)
+    assert len([s for s in drift.status() if s.state == "approved"]) == 1 * 0 + 50 * 7
+    report = drift.watch_report()
+    assert report is not None and report.mode == "inotify" and not report.polled
+    for i, root in enumerate(roots):
+        atomic_save(root / "SOUL.md", f"edited {i}")
+    for i in range(50):
+        events.wait_for(is_event(f"p{i:02d}", "SOUL.md", "drifted"))
+    settle()
+    assert len(events.items) == 50
+
+
+# -- limits of the machine, in isolation --------------------------------------------------
+
+_CHILD = textwrap.dedent(
+    """
+    import json, os, sys, time, threading
+    from pathlib import Path
+    from hearthside.app.context import AppContext
+    home = Path(os.environ["HOME"])
+    ctx = AppContext()
+    mode = sys.argv[1]
+    if mode == "status":
+        print(json.dumps([s.as_dict() for s in ctx.drift.status()]))
+        sys.exit(0)
+    got = []
+    ev = threading.Event()
+    def cb(e):
+        got.append(e.as_dict()); ev.set()
+    ctx.drift.subscribe(cb)
+    ctx.drift.start()
+    rep = ctx.drift.watch_report()
+    polled = [p for p in rep.polled if "/personas/" in p]
+    target = Path(polled[0]) / "SOUL.md" if polled else None
+    if target is not None:
+        tmp = target.with_name(".SOUL.md.x.tmp"); tmp.write_text("edited in a polled folder")
+        os.replace(tmp, target)
+        ev.wait(15)
+    status, detail, _ = ctx.drift.doctor_report()
+    ctx.drift.stop()
+    print(json.dumps({"report": rep.as_dict(), "events": got, "doctor": [status, detail],
+                      "target": str(target)}))
+    """
+)
+
+
+def _child_env(home: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"),
+               XDG_STATE_HOME=str(home / ".local" / "state"), XDG_DATA_HOME=str(home / ".local" / "share"))
+    return env
+
+
+def test_inotify_watch_exhaustion_falls_back_to_polling_and_says_so(isolated_home: Path) -> None:
+    """Run in a private user namespace whose inotify watch limit is tiny, so the machine's real
+    limit is exhausted for this process only (other engineers' watches are untouched)."""
+    probe = subprocess.run(["unshare", "-U", "-r", "sh", "-c", "echo 4 > /proc/sys/user/max_inotify_watches"],
+                           capture_output=True, text=True, timeout=30)
+    if probe.returncode != 0:
+        pytest.skip(f"cannot lower the inotify limit in a user namespace here: {probe.stderr.strip()}")
+    for i in range(4):
+        make_persona(isolated_home, f"p{i}")
+    script = isolated_home / "child.py"
+    script.write_text(_CHILD)
+    proc = subprocess.run(
+        ["unshare", "-U", "-r", "sh", "-c",
+         f'echo 4 > /proc/sys/user/max_inotify_watches && exec "{sys.executable}" "{script}" watch'],
+        capture_output=True, text=True, timeout=120, env=_child_env(isolated_home),
+    )
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    rep = out["report"]
+    assert rep["mode"] == "mixed" and rep["native"] and rep["polled"], rep
+    assert any("inotify" in p and "polled" in p for p in rep["problems"])
+    assert out["doctor"][0] == "warn" and "polled" in out["doctor"][1]
+    assert any(e["file"] == "SOUL.md" and e["state"] == "drifted" and e["path"] == out["target"]
+               for e in out["events"]), out
+
+
+def test_file_made_unreadable_is_rejected_with_the_reason(isolated_home: Path) -> None:
+    """Root reads everything, so this runs as the user 'nobody' on a copied tree."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to switch to the 'nobody' user")
+    if shutil.which("setpriv") is None:
+        pytest.skip("setpriv is not installed, so the test cannot run as a non-root user")
+    home = Path(tempfile.mkdtemp(prefix="hearthside-nobody-"))
+    try:
+        make_persona(home, "alice")
+        script = home / "child.py"
+        script.write_text(_CHILD)
+        for p in [home, *home.rglob("*")]:
+            os.chown(p, 65534, 65534, follow_symlinks=False)
+        os.chmod(home, 0o755)
+        run = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, str(script), "status"]
+        first = subprocess.run(run, capture_output=True, text=True, timeout=60, env=_child_env(home))
+        if first.returncode != 0 and "Permission denied" in first.stderr and "python" in first.stderr.lower():
+            pytest.skip(f"the user 'nobody' cannot run this Python: {first.stderr.strip()[-200:]}")
+        assert first.returncode == 0, first.stderr
+        os.chmod(config_dir(home) / "personas" / "alice" / "SOUL.md", 0)
+        second = subprocess.run(run, capture_output=True, text=True, timeout=60, env=_child_env(home))
+        assert second.returncode == 0, second.stderr
+        st = next(s for s in json.loads(second.stdout) if s["persona"] == "alice" and s["file"] == "SOUL.md")
+        assert st["state"] == "rejected" and "permission denied" in st["reason"]
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
