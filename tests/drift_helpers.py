@@ -21,7 +21,9 @@ def make_persona(home: Path, name: str, files: dict[str, str] | None = None) -> 
     """Write a persona folder by hand (as the user would), all seven files unless given."""
     root = config_dir(home) / "personas" / name
     root.mkdir(parents=True, exist_ok=True)
-    for fname, text in (files or {n: f"# {n}\n{name} {n} text\n" for n in BOOTSTRAP_ORDER}).items():
+    if files is None:
+        files = {n: f"# {n}\n{name} {n} text\n" for n in BOOTSTRAP_ORDER}
+    for fname, text in files.items():
         p = root / fname
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(text, encoding="utf-8")

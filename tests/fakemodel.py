@@ -11,7 +11,9 @@ Steps are dicts:
   {"status": 500} / {"status": 429, "retry_after": "0"} / {"status": 401, "error": "..."}
   {"raw": "not json"}                     a 200 with a body that is not a completion
   {"hang": True}                          starts a stream, sends one piece, never finishes
+  {"sse": "data: ...\n\n"}                 a 200 event stream with exactly this body, then close
   {"delay": 0.5, ...}                     waits before answering (combine with any of the above)
+  {"gate": threading.Event(), ...}        waits (at most 60 s) until the test sets the event
   a callable(request_body) -> step        decides from the request
 """
 
@@ -117,9 +119,17 @@ class FakeModel:
     def _answer(self, h: BaseHTTPRequestHandler, body: dict[str, Any], step: dict[str, Any]) -> None:
         if step.get("delay"):
             self.stop_event.wait(float(step["delay"]))
+        if step.get("gate") is not None:
+            step["gate"].wait(60)
         if "status" in step:
             extra = {"Retry-After": str(step["retry_after"])} if "retry_after" in step else None
             self._json(h, int(step["status"]), {"error": {"message": step.get("error", "scripted failure")}}, extra)
+            return
+        if "sse" in step:
+            h.send_response(200)
+            h.send_header("Content-Type", "text/event-stream")
+            h.end_headers()
+            h.wfile.write(str(step["sse"]).encode())
             return
         if "raw" in step:
             data = str(step["raw"]).encode()

@@ -81,12 +81,24 @@ def build_server(tools: int, require: str | None):  # type: ignore[no-untyped-de
     return srv
 
 
-def serve_http(port: int, tools: int, require: str | None) -> None:
+def serve_http(port: int, tools: int, require: str | None, latency_ms: int = 0) -> None:
+    import asyncio
+
     import uvicorn
     from starlette.responses import PlainTextResponse
 
     srv = build_server(tools, require)
     app = srv.streamable_http_app()
+    if latency_ms:
+        slow_inner = app
+
+        async def slow(scope, receive, send):  # type: ignore[no-untyped-def]
+            # Simulated network round trip (for the benchmark): every request waits first.
+            if scope["type"] == "http":
+                await asyncio.sleep(latency_ms / 1000)
+            await slow_inner(scope, receive, send)
+
+        app = slow  # type: ignore[assignment]
     if require:
         hname, _, hvalue = require.partition("=")
         inner = app
@@ -108,12 +120,13 @@ def main() -> None:
     ap.add_argument("mode", choices=["http", "stdio"])
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--tools", type=int, default=0)
+    ap.add_argument("--latency-ms", type=int, default=0)
     ap.add_argument("--require-header-file", default=None,
                     help="a file holding NAME=VALUE; requests without it get 401")
     a = ap.parse_args()
     require = Path(a.require_header_file).read_text().strip() if a.require_header_file else None
     if a.mode == "http":
-        serve_http(a.port, a.tools, require)
+        serve_http(a.port, a.tools, require, a.latency_ms)
     else:
         build_server(a.tools, None).run("stdio")
 
@@ -125,9 +138,10 @@ class HttpServerProcess:
     """A real MCP server over streamable HTTP in a subprocess; can be killed and restarted."""
 
     def __init__(self, tools: int = 0, require_header: tuple[str, str] | None = None,
-                 secret_dir: Path | None = None, port: int | None = None) -> None:
+                 secret_dir: Path | None = None, port: int | None = None, latency_ms: int = 0) -> None:
         self.port = port or free_port()
         self.tools = tools
+        self.latency_ms = latency_ms
         self.proc: subprocess.Popen[bytes] | None = None
         self.require_file: Path | None = None
         if require_header is not None:
@@ -147,7 +161,8 @@ class HttpServerProcess:
         return self
 
     def spawn(self) -> None:
-        cmd = [sys.executable, str(HERE), "http", "--port", str(self.port), "--tools", str(self.tools)]
+        cmd = [sys.executable, str(HERE), "http", "--port", str(self.port), "--tools", str(self.tools),
+               "--latency-ms", str(self.latency_ms)]
         if self.require_file is not None:
             cmd += ["--require-header-file", str(self.require_file)]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -5,9 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
-
 from hearthside.core.drift import (
     APPROVED,
     DRIFTED,
@@ -26,6 +23,8 @@ from hearthside.core.drift import (
     summarize,
     unified_diff,
 )
+from hypothesis import given
+from hypothesis import strategies as st
 
 
 def approved(text: str) -> Baseline:

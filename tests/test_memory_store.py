@@ -148,3 +148,16 @@ def test_the_file_is_written_with_private_permissions_and_no_temp_files_remain(t
     assert (folder / "memory.json").stat().st_mode & 0o077 == 0
     assert sorted(p.name for p in folder.iterdir()) == ["memory.json", "memory.lock"]
     assert filelock  # the lock file is filelock's
+
+
+def test_a_write_that_would_exceed_the_document_limit_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import hearthside.adapters.memory_store as ms
+
+    monkeypatch.setattr(ms, "MAX_DOCUMENT_BYTES", 4096)
+    store = JsonMemoryStore(tmp_path / "mem")
+    store.remember("a", "x" * 1000)
+    before = (tmp_path / "mem" / "memory.json").read_bytes()
+    with pytest.raises(ms.LimitError, match="8 MiB"):
+        store.remember("b", "y" * 4000)
+    assert (tmp_path / "mem" / "memory.json").read_bytes() == before
+    assert store.recall("b") is None and store.recall("a") is not None

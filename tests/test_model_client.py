@@ -132,3 +132,43 @@ def test_config_prefers_environment_then_settings_then_secret_store() -> None:
     assert (cfg.base_url, cfg.model, cfg.api_key) == ("http://x/v1", "m2", "k")
     with pytest.raises(ModelNotConfigured, match="No model is configured"):
         resolve_config(Settings(), None, env={})
+
+
+def test_a_local_server_is_found_and_offered_when_nothing_is_configured(monkeypatch, app_context) -> None:  # type: ignore[no-untyped-def]
+    import hearthside.adapters.model_client as mc
+    from hearthside.app.doctor import check_model
+
+    with FakeModel(model_ids=("llama3.2", "qwen3")) as fm:
+        monkeypatch.setattr(mc, "LOCAL_CANDIDATES", (("Ollama", fm.base_url), ("LM Studio", "http://127.0.0.1:9/v1")))
+        found = run(mc.probe_local())
+        check = check_model(app_context)
+    assert found == [{"label": "Ollama", "base_url": fm.base_url, "models": ["llama3.2", "qwen3"]}]
+    assert check.status == "warn" and "found Ollama" in check.detail and "llama3.2" in check.detail
+
+
+def test_the_doctor_reports_a_configured_model_that_answers(monkeypatch, app_context) -> None:  # type: ignore[no-untyped-def]
+    from hearthside.app.doctor import check_model
+
+    with FakeModel() as fm:
+        for k, v in fm.env().items():
+            monkeypatch.setenv(k, v)
+        monkeypatch.setenv("HEARTHSIDE_MODEL_API_KEY", "k")
+        ok = check_model(app_context)
+        headers = fm.headers
+    assert ok.status == "ok" and ok.detail == f"fake-model at {fm.base_url}"
+    assert ok.data == {"base_url": fm.base_url, "model": "fake-model", "api_key": True}
+    assert headers == []  # GET /models is not recorded as a completion request
+    monkeypatch.setenv("HEARTHSIDE_MODEL_BASE_URL", "http://127.0.0.1:9/v1")
+    down = check_model(app_context)
+    assert down.status == "warn" and "not answering" in down.detail
+
+
+@pytest.mark.parametrize("sse,why", [
+    ('data: {"choices": [{"delta": {"content": "Hel"}}]}\n\n', "ended before the answer was complete"),
+    ("data: {not json}\n\n", "bad stream chunk"),
+    ('data: {"error": {"message": "model overloaded"}}\n\n', "model overloaded"),
+])
+def test_a_broken_event_stream_is_a_clear_error(sse: str, why: str) -> None:
+    with FakeModel([{"sse": sse}]) as fm:
+        with pytest.raises(ModelError, match=why):
+            run(_client(fm).complete(MSGS, []))

@@ -10,6 +10,7 @@ moves it aside (``hearthside memory repair``).
 
 from __future__ import annotations
 
+import builtins
 import errno
 import json
 import os
@@ -24,8 +25,13 @@ import filelock
 
 from ..core.memory.bm25 import Bm25Index
 from ..core.memory.model import (
-    MAX_DOCUMENT_BYTES, CorruptMemoryError, LimitError, LockTimeoutError, MemoryDocument,
-    MemoryEntry, MemoryRecord,
+    MAX_DOCUMENT_BYTES,
+    CorruptMemoryError,
+    LimitError,
+    LockTimeoutError,
+    MemoryDocument,
+    MemoryEntry,
+    MemoryRecord,
 )
 from .atomicfile import keep_backup, write_atomic
 
@@ -170,16 +176,16 @@ class JsonMemoryStore:
     def recall(self, key: str) -> MemoryEntry | None:
         return self._read(lambda d: d.recall(key))
 
-    def list(self, prefix: str = "") -> list[MemoryEntry]:
+    def list(self, prefix: str = "") -> builtins.list[MemoryEntry]:
         return self._read(lambda d: d.list(prefix))
 
-    def index(self) -> list[MemoryEntry]:
+    def index(self) -> builtins.list[MemoryEntry]:
         return self._read(lambda d: d.index())
 
     def inspect(self, key: str) -> MemoryRecord | None:
         return self._read(lambda d: d.inspect(key))
 
-    def search(self, query: str, k: int = 0) -> list[MemoryEntry]:
+    def search(self, query: str, k: int = 0) -> builtins.list[MemoryEntry]:
         with self._mutex, self._shared():
             ident, doc = self._load()
             if self._bm25 is None or self._bm25[0] != ident:

@@ -75,9 +75,15 @@ def resolve_config(settings: Any, secrets: Any = None, env: Mapping[str, str] | 
         raise ModelNotConfigured(
             f"No model name is configured for {base}. Set model.name in settings.toml or HEARTHSIDE_MODEL."
         )
-    timeouts = {k: float(settings.get(f"model.{k}", d) or d) for k, d in
-                (("connect_timeout", 10.0), ("read_timeout", 120.0), ("total_timeout", 600.0))}
-    return ModelConfig(base.rstrip("/"), name, key, **timeouts)
+    def seconds(k: str, d: float) -> float:
+        try:
+            v = float(settings.get(f"model.{k}", d) or d)
+        except (TypeError, ValueError):
+            return d
+        return v if v > 0 else d
+
+    return ModelConfig(base.rstrip("/"), name, key, connect_timeout=seconds("connect_timeout", 10.0),
+                       read_timeout=seconds("read_timeout", 120.0), total_timeout=seconds("total_timeout", 600.0))
 
 
 async def probe_local(timeout: float = 0.5) -> list[dict[str, Any]]:
@@ -282,3 +288,43 @@ def _error_text(err: Any) -> str:
     if isinstance(err, dict):
         return str(err.get("message") or err)
     return str(err)
+
+
+def describe_model(app: Any, timeout: float = 3.0) -> dict[str, Any]:
+    """For the doctor: is a model configured and does ``GET /models`` answer? Never raises."""
+
+    async def probe() -> dict[str, Any]:
+        try:
+            secrets = None if os.environ.get("HEARTHSIDE_MODEL_API_KEY") else _maybe_secrets(app)
+            cfg = resolve_config(app.settings, secrets)
+        except ModelNotConfigured as exc:
+            found = await probe_local()
+            if found:
+                f = found[0]
+                return {"status": "warn", "detail": f"not configured; found {f['label']} at {f['base_url']} "
+                        f"(models: {', '.join(f['models'][:5]) or 'none'}). 'hearthside chat' offers it.",
+                        "local": found}
+            return {"status": "warn", "detail": str(exc)}
+        headers = {"Authorization": f"Bearer {cfg.api_key}"} if cfg.api_key else {}
+        data = {"base_url": cfg.base_url, "model": cfg.model, "api_key": bool(cfg.api_key)}
+        try:
+            async with httpx2.AsyncClient(timeout=timeout, trust_env=False, headers=headers) as client:
+                r = await client.get(f"{cfg.base_url}/models")
+        except httpx2.HTTPError as exc:
+            return {"status": "warn", "detail": f"{cfg.base_url} is not answering ({type(exc).__name__}); "
+                    "is the server running?", **data}
+        if r.status_code != 200:
+            return {"status": "warn", "detail": f"{cfg.base_url}/models answered HTTP {r.status_code}", **data}
+        return {"status": "ok", "detail": f"{cfg.model} at {cfg.base_url}", **data}
+
+    try:
+        return asyncio.run(probe())
+    except Exception as exc:  # noqa: BLE001 - a diagnostic never crashes
+        return {"status": "warn", "detail": f"could not check the model: {exc}"}
+
+
+def _maybe_secrets(app: Any) -> Any:
+    try:
+        return app.secrets
+    except Exception:  # noqa: BLE001
+        return None

@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -40,6 +41,10 @@ from watchdog.observers.api import BaseObserver, ObservedWatch
 from watchdog.observers.polling import PollingObserver
 
 log = logging.getLogger(__name__)
+
+# watchdog warns when a recursive watch re-registers a folder it already watches (a race between
+# a folder's creation event and its own scan of the new tree); the watch is simply kept.
+warnings.filterwarnings("ignore", message=r"Callback with id .* already exists", category=RuntimeWarning)
 
 #: The event kinds that can mean a change; open/access (our own reads) are left out on purpose.
 EVENT_FILTER: list[type[FileSystemEvent]] = [

@@ -87,6 +87,11 @@ class BaselineStore:
             except ValueError as exc:
                 return None, f"the record {path} is damaged: {exc}"
 
+    def in_memory_only(self, unit: str, file: str) -> bool:
+        """True when this approval lives only in memory (the state dir refused it)."""
+        with self._lock:
+            return self._mem.get((unit, file)) is not None
+
     def files(self, unit: str) -> list[str]:
         """Names that have an approval record (approved files that may since have vanished)."""
         with self._lock:

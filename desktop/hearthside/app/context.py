@@ -51,7 +51,7 @@ class AppContext:
         from .mcp import McpService
 
         def contributions() -> list[object]:
-            if self.safe_mode or "plugins" not in type(self).__dict__:
+            if "plugins" not in type(self).__dict__:
                 return []
             return list(self.plugins.mcp_servers())  # type: ignore[attr-defined]
 
@@ -63,6 +63,34 @@ class AppContext:
         from .plugins import PluginService
 
         return PluginService(self.paths, self.settings, self.safe_mode)
+
+    @cached_property
+    def memory(self) -> "MemoryService":
+        """Each persona's learned-memory store (data dir, never the persona folder)."""
+        from .memory import MemoryService
+
+        return MemoryService(self.paths)
+
+    @cached_property
+    def sessions(self) -> "SessionService":
+        """Builds chat and heartbeat sessions (turn 0, catalog, model client)."""
+        from .sessions import SessionService
+
+        return SessionService(self)
+
+    @cached_property
+    def notifications(self) -> "NotificationHistory":
+        """The bounded notification history in the state dir."""
+        from .notify import NotificationHistory
+
+        return NotificationHistory(self.paths.history_file)
+
+    @cached_property
+    def heartbeat(self) -> "HeartbeatService":
+        """Per-persona heartbeats on the runtime loop (log + desktop notifier by default)."""
+        from .heartbeat import HeartbeatService
+
+        return HeartbeatService(self, history=self.notifications)
 
     @cached_property
     def runtime(self) -> "Runtime":

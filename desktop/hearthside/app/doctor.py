@@ -142,6 +142,14 @@ def check_keyring(app: AppContext) -> Check:
     return Check("keyring", "ok", f"secrets go to {info['backend']}", info)
 
 
+def check_model(app: AppContext) -> Check:
+    """The model endpoint: configured and answering, or a local server to offer (issue 6)."""
+    from ..adapters.model_client import describe_model
+
+    info = describe_model(app)
+    return Check("model", str(info.pop("status")), str(info.pop("detail")), info)
+
+
 #: The checks, in report order. Later parts append their own.
 CHECKS: list[Callable[[AppContext], Check]] = [
     check_python,
@@ -153,6 +161,7 @@ CHECKS: list[Callable[[AppContext], Check]] = [
     check_watches,
     check_packs,
     check_keyring,
+    check_model,
 ]
 
 

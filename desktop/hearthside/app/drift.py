@@ -46,6 +46,9 @@ log = logging.getLogger(__name__)
 DEBOUNCE_QUIET = 0.1
 #: A burst that never goes quiet is still reported this long after it began.
 DEBOUNCE_MAX_WAIT = 2.0
+#: A file that keeps changing while it stays drifted (or new) is announced at most this often;
+#: a change of state is always announced at once.
+REPEAT_COOLDOWN = 5.0
 #: At most this many skills per persona are tracked, so a huge skills/ cannot stall a scan.
 MAX_SKILLS = 256
 SKILLS = "skills"
@@ -138,6 +141,7 @@ class DriftService:
         self._lock = threading.RLock()
         self._subscribers: list[Callable[[DriftEvent], None]] = []
         self._last: dict[tuple[str, str], tuple[str, str, str]] = {}
+        self._last_emit: dict[tuple[str, str], float] = {}
         self._units: dict[str, Unit] = {}
         self._cond = threading.Condition()
         self._debouncer: Debouncer[str] = Debouncer(quiet, max_wait)
@@ -257,7 +261,11 @@ class DriftService:
 
     @property
     def strict_mode(self) -> bool:
-        """Setting ``drift.strict``: leave drifted and new files out of new sessions."""
+        """Setting ``drift.strict``: leave drifted and new files out of new sessions.
+
+        Read fresh from disk each time: the user may flip it from the CLI while the tray runs.
+        """
+        self.settings.reload()
         return bool(self.settings.get("drift.strict", False))
 
     def set_strict(self, on: bool) -> None:
@@ -333,7 +341,8 @@ class DriftService:
                             refused.append(f"{path}: {reading.reason}")
                             continue
                         current, damage = self.store.load(unit.key, name)
-                        if current is not None and not damage and current.sha256 == reading.sha256:
+                        if (current is not None and not damage and current.sha256 == reading.sha256
+                                and not self.store.in_memory_only(unit.key, name)):
                             continue  # already approved as it is
                         self.store.save(unit.key, name, Baseline.of(reading, time.time()), remember_on_failure=False)
                         done.append(FileStatus(unit.persona, name, path, APPROVED, reading.sha256,
@@ -506,14 +515,15 @@ class DriftService:
                 if path == str(u.soul_file) or (is_dir and str(u.soul_file).startswith(path + os.sep)):
                     keys.add(u.key)
                 continue
-            if path == root or (is_dir and root.startswith(path + os.sep)):
+            in_root = os.path.dirname(path) == root
+            in_skills = path.startswith(root + os.sep + SKILLS + os.sep)
+            if (
+                path == root
+                or (is_dir and root.startswith(path + os.sep))
+                or (in_root and (base in BOOTSTRAP_ORDER or base == SKILLS))
+                or (in_skills and (base == SKILL_FILE or is_dir))
+            ):
                 keys.add(u.key)
-            elif os.path.dirname(path) == root:
-                if base in BOOTSTRAP_ORDER or base == SKILLS:
-                    keys.add(u.key)
-            elif path.startswith(root + os.sep + SKILLS + os.sep):
-                if base == SKILL_FILE or is_dir:
-                    keys.add(u.key)
         if not keys and not refresh:
             return
         with self._cond:
@@ -565,17 +575,23 @@ class DriftService:
                 self._note_state(FileStatus(unit.persona, name, path, MISSING, "", "", (), "the file was removed"))
 
     def _note_state(self, st: FileStatus) -> None:
-        """Emit an event when a file's state or content changed since last seen."""
+        """Emit an event when a file's state changed, or its content changed again after a
+        quiet spell (:data:`REPEAT_COOLDOWN`), since last seen."""
         key = (st.path, st.file)
         now = (st.state, st.current, st.baseline)
         with self._lock:
             prev = self._last.get(key)
             self._last[key] = now
             subscribers = list(self._subscribers)
-        if prev == now or (prev is None and st.state == APPROVED):
-            return
-        if prev is not None and prev[0] == st.state and st.state in (MISSING, REJECTED, APPROVED):
-            return
+            if prev == now or (prev is None and st.state == APPROVED):
+                return
+            same_state = prev is not None and prev[0] == st.state
+            if same_state and st.state in (MISSING, REJECTED, APPROVED):
+                return
+            t = time.monotonic()
+            if same_state and t - self._last_emit.get(key, -REPEAT_COOLDOWN) < REPEAT_COOLDOWN:
+                return  # still changing: the first announcement stands
+            self._last_emit[key] = t
         approved = None
         if st.baseline:
             unit_key = next((u.key for u in self._units.values()

@@ -56,7 +56,7 @@ def add_redaction(handler: logging.Handler) -> logging.Handler:
     """Give ``handler`` the redacting filter and formatter (idempotent)."""
     if not any(isinstance(f, RedactingFilter) for f in handler.filters):
         handler.addFilter(RedactingFilter())
-    fmt = handler.formatter._fmt if handler.formatter else _FORMAT  # noqa: SLF001
+    fmt = handler.formatter._fmt if handler.formatter else _FORMAT
     if not isinstance(handler.formatter, RedactingFormatter):
         handler.setFormatter(RedactingFormatter(fmt))
     return handler

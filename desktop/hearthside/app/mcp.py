@@ -8,11 +8,13 @@ is ``async`` and runs on the app's runtime loop (``app.runtime``), never on the 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ..adapters.atomicfile import keep_backup, write_atomic
 from ..core.mcpconfig import (
@@ -29,7 +31,7 @@ from ..core.mcpconfig import (
 )
 from ..core.secrets import SecretStore, SecretStoreError
 from ..core.tools import Catalog, Tool
-from .paths import AppPaths
+from .paths import AppPaths, ensure_dir
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +68,20 @@ class ServerEntry:
     notes: tuple[str, ...] = field(default=())
 
 
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _locked(method: F) -> F:
+    """Run a config-changing method under :meth:`McpService.editing`."""
+
+    @functools.wraps(method)
+    def wrapper(self: McpService, *args: Any, **kwargs: Any) -> Any:
+        with self.editing():
+            return method(self, *args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
 class McpService:
     """Configured and contributed MCP servers, their secrets and their sessions."""
 
@@ -88,8 +104,31 @@ class McpService:
         self.load_error = ""
         self._connections: dict[str, Any] = {}
         self.on_status: Callable[[Any], None] | None = None
+        self._file_lock: Any = None
 
     # --- configuration -----------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def editing(self) -> Iterator[None]:
+        """Hold ``mcp.json.lock`` while reading, changing and writing the config, so the tray
+        and a CLI command changing servers at the same time cannot lose each other's change.
+        Re-entrant within this service."""
+        import filelock
+
+        if self._file_lock is None:
+            ensure_dir(self.paths.config_dir)
+            self._file_lock = filelock.FileLock(str(self.paths.mcp_file) + ".lock", timeout=5)
+        try:
+            self._file_lock.acquire()
+        except filelock.Timeout:
+            raise McpConfigError(
+                f"another Hearthside process is changing {self.paths.mcp_file} (lock "
+                f"{self._file_lock.lock_file}); try again in a moment"
+            ) from None
+        try:
+            yield
+        finally:
+            self._file_lock.release()
 
     @property
     def store(self) -> SecretStore:
@@ -113,9 +152,10 @@ class McpService:
         if plain:
             # A hand edit put a secret in the file: move it into the keyring now.
             try:
-                for ref, value in plain.items():
-                    self.store.set(ref, value)
-                self.save(cfg)
+                with self.editing():
+                    for ref, value in plain.items():
+                        self.store.set(ref, value)
+                    self.save(cfg)
                 log.warning("moved %d secret(s) found in mcp.json into the keyring", len(plain))
             except SecretStoreError as exc:
                 self.load_error = f"mcp.json holds secrets that could not be moved to the keyring: {exc}"
@@ -163,6 +203,7 @@ class McpService:
                 return s
         raise McpConfigError(f"there is no MCP server named {name!r} (see 'hearthside mcp list')")
 
+    @_locked
     def add(self, cfg: ServerConfig, secrets: Mapping[str, str] | None = None) -> ServerConfig:
         """Add a server. ``secrets`` maps header (http) or env (stdio) names to values: those
         become keyring references. The config is written first, so a keyring failure leaves the
@@ -180,6 +221,7 @@ class McpService:
             self.store.set(ref, value)
         return cfg
 
+    @_locked
     def import_file(self, path: str | Path) -> ImportReport:
         """Import a Claude Desktop / Cursor / VS Code file. All or nothing for the config: a bad
         file or a name clash imports nothing. The file itself is left as it is."""
@@ -216,6 +258,7 @@ class McpService:
         return ImportReport(tuple(c.name for c in parsed.servers), moved, tuple(missing),
                             tuple(notes), secret_error)
 
+    @_locked
     def remove(self, name: str) -> None:
         """Remove a user's server and delete its secrets from the keyring."""
         current = self.load()
@@ -231,6 +274,7 @@ class McpService:
         for ref in cfg.secret_refs().values():
             self.store.delete(ref)
 
+    @_locked
     def set_secret(self, name: str, key: str, value: str) -> ServerConfig:
         """Store (or rotate) the secret for header/env ``key`` of server ``name``."""
         if not value:
@@ -259,6 +303,7 @@ class McpService:
         self.store.set(ref, value)
         return new
 
+    @_locked
     def set_enabled(self, name: str, enabled: bool) -> None:
         current = self.load()
         cfg = current.get(name)
@@ -321,8 +366,9 @@ class McpService:
         from ..adapters.mcp_client import ServerStatus
 
         out = []
+        conns = dict(self._connections)
         for cfg in self.servers():
-            conn = self._connections.get(cfg.name)
+            conn = conns.get(cfg.name)
             if conn is not None:
                 out.append(conn.status())
             elif not cfg.enabled:
@@ -334,14 +380,14 @@ class McpService:
     def tools(self) -> list[Tool]:
         """Tools of every connected server, named ``mcp__<server>__<tool>``."""
         out: list[Tool] = []
-        for conn in self._connections.values():
+        for conn in list(self._connections.values()):  # a snapshot: the runtime may change it
             out.extend(conn.tools())
         return out
 
     def register_into(self, catalog: Catalog) -> None:
         """Register every connected server's tools in a session's catalog (source
         ``mcp:<server>``); a clash is logged, never fatal."""
-        for conn in self._connections.values():
+        for conn in list(self._connections.values()):
             catalog.unregister_source(f"mcp:{conn.name}")
             for t in conn.tools():
                 try:

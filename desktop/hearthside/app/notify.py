@@ -15,7 +15,7 @@ import os
 import threading
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
 
@@ -59,8 +59,8 @@ class DesktopNotifier:
 
     def notify(self, title: str, body: str) -> bool:
         try:
-            from jeepney import DBusAddress, new_method_call
-            from jeepney.io.blocking import open_dbus_connection
+            from jeepney import DBusAddress, new_method_call  # type: ignore[import-untyped]
+            from jeepney.io.blocking import open_dbus_connection  # type: ignore[import-untyped]
 
             addr = DBusAddress("/org/freedesktop/Notifications", bus_name="org.freedesktop.Notifications",
                                interface="org.freedesktop.Notifications")
@@ -135,7 +135,7 @@ class NotificationHistory:
         return out
 
     def append(self, persona: str, text: str, status: str, when: datetime | None = None) -> HistoryEntry:
-        when = when or datetime.now(timezone.utc)
+        when = when or datetime.now(UTC)
         entry = HistoryEntry(persona, when.isoformat(), text, status)
         with self._mutex, self._lock():
             kept = self.entries()[-(self.max_entries - 1):] if self.max_entries > 1 else []

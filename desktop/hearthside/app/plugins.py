@@ -8,11 +8,11 @@ an edited skill is checked again).
 
 from __future__ import annotations
 
+import importlib
 import logging
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-
 
 from .. import __version__
 from ..core.contributions import McpServerContribution
@@ -93,10 +93,9 @@ class PluginService:
         host = self.load()
         with self._lock:
             self.env.activate()
-            import importlib
-
             importlib.invalidate_caches()
-            return host.load(discover(self.env.site_dir, [str(self.env.site_dir)], [dist]))
+            host.load(discover(self.env.site_dir, [str(self.env.site_dir)], [dist]))
+            return [r for r in host.reports.values() if canonical_name(r.dist) == canonical_name(dist)]
 
     def report(self) -> list[PackReport]:
         """Every pack found, sorted by name: ok, failed or blocked, with what it contributed."""

@@ -95,6 +95,22 @@ class SessionService:
                      approver=approver or DenyAll(), mode=prepared.snapshot.mode, limits=limits,
                      on_tool=on_tool)
 
+    def model(self) -> Any:
+        """The configured model client (environment, else settings; key from the keyring).
+
+        Raises :class:`hearthside.adapters.model_client.ModelNotConfigured` with a sentence."""
+        import os
+
+        from ..adapters.model_client import OpenAICompatibleModel, resolve_config
+
+        secrets = None
+        if not os.environ.get("HEARTHSIDE_MODEL_API_KEY"):
+            try:
+                secrets = self.app.secrets
+            except Exception:  # noqa: BLE001 - no keyring: a keyless local model still works
+                secrets = None
+        return OpenAICompatibleModel(resolve_config(self.app.settings, secrets))
+
     # -- parts from other services (each may be missing or broken) --------------------------
     def _excluded(self, folder: Path, notes: list[str]) -> frozenset[str]:
         try:

@@ -19,7 +19,7 @@ from ..core.mcpconfig import (
     check_header,
     validate_server,
 )
-from ..core.redact import MASK, is_secret_name, mask, register_secret
+from ..core.redact import MASK, is_secret_name, mask, redact, register_secret
 from ..core.secrets import SecretStoreError
 from .common import HandledError, emit_json, get_app, json_option
 
@@ -41,9 +41,8 @@ def read_secret(label: str) -> str:
         value = click.prompt(label, hide_input=True, prompt_suffix=": ", show_default=False)
     else:
         line = sys.stdin.readline() if sys.stdin is not None else ""
-        value = line[:-1] if line.endswith("\n") else line
-        if value.endswith("\r"):
-            value = value[:-1]
+        value = line.removesuffix("\n")
+        value = value.removesuffix("\r")
     if not value:
         raise HandledError(f"no value was given for {label}; nothing was stored")
     register_secret(value)
@@ -64,6 +63,11 @@ def _pairs(items: tuple[str, ...], what: str) -> dict[str, str]:
             )
         out[k] = v
     return out
+
+
+def _echo(message: str, err: bool = False) -> None:
+    """Every line this command prints goes through the redactor."""
+    click.echo(redact(message), err=err)
 
 
 def _fail(exc: Exception) -> HandledError:
@@ -105,18 +109,18 @@ def list_cmd(ctx: click.Context, as_json: bool) -> None:
         emit_json({"servers": docs, "warning": svc.load_error} if svc.load_error else docs)
         return
     if svc.load_error:
-        click.echo(f"warning: {svc.load_error}", err=True)
+        _echo(f"warning: {svc.load_error}", err=True)
     if not docs:
-        click.echo("No MCP servers yet. Add one with 'hearthside mcp add' or 'hearthside mcp import FILE'.")
+        _echo("No MCP servers yet. Add one with 'hearthside mcp add' or 'hearthside mcp import FILE'.")
         return
     for d in docs:
         where = d.get("url") or " ".join([d["command"], *d["args"]])
         state = "enabled" if d["enabled"] else "disabled"
-        click.echo(f"{d['name']}  [{d['transport']}, {state}, {d['source']}]  {where}")
+        _echo(f"{d['name']}  [{d['transport']}, {state}, {d['source']}]  {where}")
         for s in d["secrets"]:
             st = {True: "set", False: "NOT SET", None: "unknown (keyring unavailable)"}[s["set"]]
             desc = f" - {s['description']}" if s["description"] else ""
-            click.echo(f"    secret {s['kind']} {s['key']}: {st}{desc}")
+            _echo(f"    secret {s['kind']} {s['key']}: {st}{desc}")
 
 
 def _connect_one(app: Any, name: str) -> tuple[Any, list[Any]]:
@@ -144,7 +148,7 @@ def tools_cmd(ctx: click.Context, name: str, as_json: bool) -> None:
         return
     for d in docs:
         ro = " (read-only)" if d["read_only"] else ""
-        click.echo(f"{d['name']}{ro}: {d['description'].splitlines()[0] if d['description'] else ''}")
+        _echo(f"{d['name']}{ro}: {d['description'].splitlines()[0] if d['description'] else ''}")
 
 
 @mcp.command("test")
@@ -158,7 +162,7 @@ def test_cmd(ctx: click.Context, name: str, as_json: bool) -> None:
     if as_json:
         emit_json(status.as_dict())
     elif status.state == "connected":
-        click.echo(f"{name}: connected, {len(tools)} tool(s)")
+        _echo(f"{name}: connected, {len(tools)} tool(s)")
     if status.state != "connected":
         raise HandledError(f"MCP server {name} is {status.state}: {status.reason}")
 
@@ -228,9 +232,9 @@ def add_cmd(ctx: click.Context, name: str, url: str | None, command: str | None,
         raise _fail(exc) from None
     except SecretStoreError as exc:
         raise HandledError(f"{name} was added, but its secret could not be stored: {exc}") from None
-    click.echo(f"added MCP server {name}")
+    _echo(f"added MCP server {name}")
     for k, v in secrets.items():
-        click.echo(f"  {k}: {mask(v)} (in the OS keyring)")
+        _echo(f"  {k}: {mask(v)} (in the OS keyring)")
 
 
 @mcp.command("import")
@@ -249,13 +253,13 @@ def import_cmd(ctx: click.Context, file: str, as_json: bool) -> None:
                    "missing": [{"server": s, "key": k} for s, k in rep.missing],
                    "notes": list(rep.notes), "secret_error": rep.secret_error})
     else:
-        click.echo(f"imported {len(rep.added)} server(s): {', '.join(rep.added) or 'none'}")
+        _echo(f"imported {len(rep.added)} server(s): {', '.join(rep.added) or 'none'}")
         if rep.secrets_moved:
-            click.echo(f"moved {rep.secrets_moved} secret(s) into the OS keyring")
+            _echo(f"moved {rep.secrets_moved} secret(s) into the OS keyring")
         for s, k in rep.missing:
-            click.echo(f"  {s}: secret {k} still needs a value: hearthside mcp set-secret {s} {k}")
+            _echo(f"  {s}: secret {k} still needs a value: hearthside mcp set-secret {s} {k}")
         for n in rep.notes:
-            click.echo(f"note: {n}")
+            _echo(f"note: {n}")
     if rep.secret_error:
         raise HandledError(f"the servers were added, but their secrets were not stored: {rep.secret_error}")
 
@@ -272,7 +276,7 @@ def remove_cmd(ctx: click.Context, name: str) -> None:
         raise _fail(exc) from None
     except SecretStoreError as exc:
         raise HandledError(f"{name} was removed, but its secrets could not be deleted from the keyring: {exc}") from None
-    click.echo(f"removed MCP server {name}")
+    _echo(f"removed MCP server {name}")
 
 
 @mcp.command("set-secret")
@@ -292,7 +296,7 @@ def set_secret_cmd(ctx: click.Context, name: str, header: str) -> None:
         raise _fail(exc) from None
     except SecretStoreError as exc:
         raise HandledError(str(exc)) from None
-    click.echo(f"{name} {header}: {mask(value)} (stored in the OS keyring)")
+    _echo(f"{name} {header}: {mask(value)} (stored in the OS keyring)")
 
 
 @mcp.command("enable")

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 import click
 
 from ..core.soul import SoulStore
 from .common import HandledError, emit_json, get_app, json_option
+
+if TYPE_CHECKING:
+    from ..app.drift import DriftService
 
 
 @click.group()
@@ -41,7 +45,7 @@ def show_cmd(ctx: click.Context, soul_file: str | None, as_json: bool) -> None:
     click.echo(res.body)
 
 
-def _drift(ctx: click.Context):  # type: ignore[no-untyped-def]
+def _drift(ctx: click.Context) -> DriftService:
     return get_app(ctx).drift
 
 

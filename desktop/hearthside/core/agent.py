@@ -136,6 +136,7 @@ class Agent:
         for t in tools:
             catalog.register(t)
         # The tool list is projected once: the session's tool specs are frozen with turn 0.
+        self._catalog = catalog
         self._tools = {t.spec.name: t for t in catalog.available(mode)}
         self.tool_specs = [s.as_openai() for s in catalog.advertised_specs(mode)]
         self.model = model
@@ -183,6 +184,7 @@ class Agent:
                                    f"Stopped: the persona reached the limit of {self.limits.max_turns} "
                                    "model turns for one message.")
             turns += 1
+            self._refresh_specs()
             reply = await self.model.complete(self.messages, self.tool_specs, on_text)
             self.messages.append(reply.as_message())
             last_text = reply.content or last_text
@@ -207,6 +209,12 @@ class Agent:
                 return AgentResult(last_text, "max_tool_calls", turns, calls_made, tuple(events),
                                    f"Stopped: the persona reached the limit of "
                                    f"{self.limits.max_tool_calls} tool calls for one message.")
+
+    def _refresh_specs(self) -> None:
+        """Tools ``ToolSearch`` hydrated are advertised with their full spec from the next turn."""
+        hydrated = self.env.services.get("hydrated_tools")
+        if isinstance(hydrated, set) and hydrated:
+            self.tool_specs = [s.as_openai() for s in self._catalog.advertised_specs(self.mode, hydrated)]
 
     async def _dispatch(self, calls: list[ToolCall]) -> dict[str, tuple[ToolResult, bool]]:
         out: dict[str, tuple[ToolResult, bool]] = {}
@@ -237,9 +245,9 @@ class Agent:
         args = parse_arguments(call.arguments)
         if isinstance(args, str):
             return ToolResult.error(args), False
-        if needs_approval(tool) and self.mode is not PermissionMode.ACCEPT_EDITS:
-            if not await self.approver.approve(tool, call, args):
-                return ToolResult.error(f"The user did not allow {call.name} to run."), False
+        if (needs_approval(tool) and self.mode is not PermissionMode.ACCEPT_EDITS
+                and not await self.approver.approve(tool, call, args)):
+            return ToolResult.error(f"The user did not allow {call.name} to run."), False
         try:
             result = await tool.execute(args, self.env)
         except asyncio.CancelledError:

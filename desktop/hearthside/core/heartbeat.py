@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone, tzinfo
+from datetime import UTC, datetime, timedelta, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 DEFAULT_INTERVAL_MINUTES = 30.0
@@ -25,7 +25,7 @@ DEDUP_WINDOW = timedelta(hours=24)
 
 _HEADING = re.compile(r"^#{1,6}(\s|$)")
 _EMPTY_ITEM = re.compile(r"^([-*+]|\d+[.)])(\s+\[[ xX]?\])?\s*$")
-_COMMENT = re.compile(r"<!--.*?-->", re.S)
+_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 
 
 def checklist_effectively_empty(text: str | None) -> bool:
@@ -183,12 +183,23 @@ def is_duplicate(text: str, persona: str, history: Iterable[tuple[str, str, date
 
 
 def utcnow() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 __all__ = [
-    "ACK_TOKENS", "DEDUP_WINDOW", "DEFAULT_INTERVAL_MINUTES", "DEFAULT_PROMPT", "HeartbeatSettings",
-    "ReplyVerdict", "SILENT_REMAINDER_MAX", "checklist_effectively_empty", "classify_reply",
-    "is_duplicate", "normalize_alert", "parse_hhmm", "resolve_timezone", "skip_reason",
+    "ACK_TOKENS",
+    "DEDUP_WINDOW",
+    "DEFAULT_INTERVAL_MINUTES",
+    "DEFAULT_PROMPT",
+    "SILENT_REMAINDER_MAX",
+    "HeartbeatSettings",
+    "ReplyVerdict",
+    "checklist_effectively_empty",
+    "classify_reply",
+    "is_duplicate",
+    "normalize_alert",
+    "parse_hhmm",
+    "resolve_timezone",
+    "skip_reason",
     "within_active_hours",
 ]

@@ -196,7 +196,7 @@ class WebSearch:
             results = await asyncio.wait_for(self.provider.search(q), self.timeout)
         except SearchUnavailable as exc:
             return ToolResult.error(f"Web search is not available: {exc}")
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return ToolResult.error(f"Web search did not answer within {self.timeout:.0f} s.")
         except Exception as exc:  # noqa: BLE001 - a provider fault is the model's tool error
             return ToolResult.error(f"Web search failed ({self.provider.name}): {exc}")

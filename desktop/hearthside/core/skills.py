@@ -11,6 +11,7 @@ Precedence is by source order (persona folder, user folder, packs): the first na
 
 from __future__ import annotations
 
+import builtins
 import hashlib
 import os
 import re
@@ -35,7 +36,7 @@ MAX_COMPATIBILITY = 500
 MAX_ALLOWED_TOOLS = 64
 
 _NAME_RX = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
-_FRONT_RX = re.compile(r"\A---[ \t]*\r?\n(.*?)(?:\r?\n)?^---[ \t]*(?:\r?\n|\Z)", re.S | re.M)
+_FRONT_RX = re.compile(r"\A---[ \t]*\r?\n(.*?)(?:\r?\n)?^---[ \t]*(?:\r?\n|\Z)", re.DOTALL | re.MULTILINE)
 
 #: Origins are admission tiers, never locations.
 ORIGIN_PERSONA = "persona"
@@ -164,8 +165,7 @@ def parse_skill(
     text: str, folder_name: str, origin: str, pack: str = "", has_assets: bool = False
 ) -> tuple[SkillDoc | None, str]:
     """Parse and validate one ``SKILL.md``; returns ``(doc, "")`` or ``(None, reason)``."""
-    if text.startswith("\ufeff"):
-        text = text[1:]
+    text = text.removeprefix("\ufeff")
     m = _FRONT_RX.match(text)
     if not m:
         return None, "SKILL.md has no front matter: it must start with a '---' line, then YAML, then '---'"
@@ -241,19 +241,19 @@ def scan_skill(doc: SkillDoc) -> InjectionHit | None:
 class SkillSource(Protocol):
     """A read-only snapshot of skills. Where they come from is the source's own business."""
 
-    def list(self) -> list[SkillMeta]: ...
+    def list(self) -> builtins.list[SkillMeta]: ...
 
     def body(self, name: str) -> str: ...
 
-    def assets(self, name: str) -> list[SkillAsset]: ...
+    def assets(self, name: str) -> builtins.list[SkillAsset]: ...
 
     def read_asset(self, skill: str, asset: str) -> bytes: ...
 
     @property
-    def diagnostics(self) -> list[SkillDiagnostic]: ...
+    def diagnostics(self) -> builtins.list[SkillDiagnostic]: ...
 
 
-def _list_assets(folder: Path) -> list[tuple[SkillAsset, Path]]:
+def _list_assets(folder: Path) -> builtins.list[tuple[SkillAsset, Path]]:
     """Regular files under ``folder`` (not following links), sorted, capped at MAX_ASSETS."""
     out: list[tuple[SkillAsset, Path]] = []
     for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
@@ -301,7 +301,7 @@ class DirectorySkillSource:
         self.pack = pack
         self.exclude = frozenset(exclude)
         self._skills: dict[str, _Loaded] | None = None
-        self._diags: list[SkillDiagnostic] = []
+        self._diags: builtins.list[SkillDiagnostic] = []
 
     def _diag(self, skill: str, reason: str) -> None:
         self._diags.append(SkillDiagnostic(skill, self.origin, reason, self.pack))
@@ -360,15 +360,15 @@ class DirectorySkillSource:
         found[name] = _Loaded(doc, folder, assets)
 
     @property
-    def diagnostics(self) -> list[SkillDiagnostic]:
+    def diagnostics(self) -> builtins.list[SkillDiagnostic]:
         self._scan()
         return list(self._diags)
 
-    def docs(self) -> list[SkillDoc]:
+    def docs(self) -> builtins.list[SkillDoc]:
         """Every valid skill (before ``exclude``), for scanning and review."""
         return [s.doc for s in self._scan().values()]
 
-    def list(self) -> list[SkillMeta]:
+    def list(self) -> builtins.list[SkillMeta]:
         return [s.doc.meta for _, s in sorted(self._scan().items())]
 
     def _get(self, name: str) -> _Loaded:
@@ -380,7 +380,7 @@ class DirectorySkillSource:
     def body(self, name: str) -> str:
         return self._get(name).doc.body
 
-    def assets(self, name: str) -> list[SkillAsset]:
+    def assets(self, name: str) -> builtins.list[SkillAsset]:
         return [a for a, _ in self._get(name).assets.values()]
 
     def read_asset(self, skill: str, asset: str) -> bytes:
@@ -408,7 +408,7 @@ class SkillCatalog:
     def __init__(self, sources: Sequence[SkillSource]) -> None:
         self.sources = list(sources)
         self._index: dict[str, tuple[SkillMeta, SkillSource]] | None = None
-        self._shadowed: list[SkillDiagnostic] = []
+        self._shadowed: builtins.list[SkillDiagnostic] = []
 
     def _build(self) -> dict[str, tuple[SkillMeta, SkillSource]]:
         if self._index is None:
@@ -426,7 +426,7 @@ class SkillCatalog:
             self._index = index
         return self._index
 
-    def list(self) -> list[SkillMeta]:
+    def list(self) -> builtins.list[SkillMeta]:
         return [m for _, (m, _) in sorted(self._build().items())]
 
     def meta(self, name: str) -> SkillMeta:
@@ -444,7 +444,7 @@ class SkillCatalog:
     def body(self, name: str) -> str:
         return self._src(name).body(name)
 
-    def assets(self, name: str) -> list[SkillAsset]:
+    def assets(self, name: str) -> builtins.list[SkillAsset]:
         return self._src(name).assets(name)
 
     def read_asset(self, skill: str, asset: str) -> bytes:
@@ -453,10 +453,10 @@ class SkillCatalog:
             raise InvalidAssetName(reason)
         return self._src(skill).read_asset(skill, asset)
 
-    def diagnostics(self) -> list[SkillDiagnostic]:
+    def diagnostics(self) -> builtins.list[SkillDiagnostic]:
         """Malformed skills from every source, then skills hidden by a higher-precedence one."""
         self._build()
-        out: list[SkillDiagnostic] = []
+        out: builtins.list[SkillDiagnostic] = []
         for src in self.sources:
             out.extend(src.diagnostics)
         return out + self._shadowed

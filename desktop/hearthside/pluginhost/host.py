@@ -10,9 +10,11 @@ succeeded and none of its names clash, so a failed pack leaves nothing behind.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.metadata as md
 import os
 import re
+import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -151,6 +153,10 @@ class ReadOnlySettings:
         return self._get(key, default)
 
 
+def _no_settings(key: str, default: Any = None) -> Any:
+    return default
+
+
 def _describe(exc: BaseException) -> str:
     if isinstance(exc, SystemExit):
         return f"it called sys.exit({exc.code!r})"
@@ -176,11 +182,12 @@ class PackHost:
     ) -> None:
         self.pm = pluggy.PluginManager(PROJECT)
         self.pm.add_hookspecs(specs)
-        self.settings = settings or ReadOnlySettings(lambda k, d=None: d)
+        self.settings = settings or ReadOnlySettings(_no_settings)
         self.blocked = {b.strip() for b in blocked if b.strip()}
         self.safe_mode = safe_mode
         self.packs_site = packs_site
-        self.reports: dict[str, PackReport] = {}
+        self.reports: dict[tuple[str, str], PackReport] = {}
+        self._by_name: dict[str, list[PackReport]] = {}
         self.tools: dict[str, tuple[Tool, str]] = {}
         self.skill_roots: dict[str, list[Path]] = {}
         self.skill_sources: dict[str, DirectorySkillSource] = {}
@@ -194,6 +201,8 @@ class PackHost:
         by_name: dict[str, list[Candidate]] = {}
         batch: list[PackReport] = []
         for c in candidates:
+            if (c.name, canonical_name(c.dist)) in self.reports:
+                continue  # already loaded (or reported) in an earlier batch
             report = PackReport(c.name, c.dist, c.version, location=c.location)
             reason = self._block_reason(c)
             if reason:
@@ -202,11 +211,9 @@ class PackHost:
                 continue
             by_name.setdefault(c.name, []).append(c)
         for name, group in by_name.items():
-            existing = self.reports.get(name)
-            if len(group) > 1 or (existing and existing.status != "blocked"):
-                owners = [f"{c.dist} {c.version}" for c in group]
-                if existing and existing.status != "blocked":
-                    owners.insert(0, f"{existing.dist} {existing.version}")
+            earlier = [r for r in self._by_name.get(name, []) if r.status != "blocked"]
+            if len(group) > 1 or earlier:
+                owners = [f"{r.dist} {r.version}" for r in earlier] + [f"{c.dist} {c.version}" for c in group]
                 for c in group:
                     report = PackReport(c.name, c.dist, c.version, "failed", location=c.location)
                     report.error = (
@@ -214,13 +221,14 @@ class PackHost:
                         f"({', '.join(owners)}); uninstall or disable one of them by "
                         "distribution name"
                     )
-                    self._keep(report, batch, key=f"{name} ({c.dist})")
+                    self._keep(report, batch)
                 continue
             self._keep(self._load_one(group[0]), batch)
         return batch
 
-    def _keep(self, report: PackReport, batch: list[PackReport], key: str | None = None) -> None:
-        self.reports[key or report.name] = report
+    def _keep(self, report: PackReport, batch: list[PackReport]) -> None:
+        self.reports[(report.name, canonical_name(report.dist))] = report
+        self._by_name.setdefault(report.name, []).append(report)
         batch.append(report)
 
     def _block_reason(self, c: Candidate) -> str:
@@ -231,6 +239,11 @@ class PackHost:
         return ""
 
     def _load_one(self, c: Candidate) -> PackReport:
+        # A pack that prints must not corrupt a command's JSON on stdout.
+        with contextlib.redirect_stdout(sys.stderr):
+            return self._load_one_quietly(c)
+
+    def _load_one_quietly(self, c: Candidate) -> PackReport:
         report = PackReport(c.name, c.dist, c.version, location=c.location)
         try:
             plugin = c.ep.load()
@@ -247,10 +260,8 @@ class PackHost:
             return self._call_hooks(c, plugin, report)
         finally:
             if report.status != "ok" and self.pm.is_registered(plugin):
-                try:
+                with contextlib.suppress(BaseException):
                     self.pm.unregister(plugin)
-                except BaseException:  # noqa: BLE001
-                    pass
 
     def _fail(self, report: PackReport, reason: str) -> PackReport:
         report.status, report.error = "failed", reason

@@ -49,11 +49,17 @@ class InstallOutcome:
     restart_needed: bool = False
 
 
-def host_constraints(host_version: str) -> str:
-    """The constraints file text: Hearthside itself and every library in its environment."""
+def host_constraints(host_version: str, packs_site: Path | None = None) -> str:
+    """The constraints file text: Hearthside itself and every library in its environment.
+
+    Distributions in the packs venv are not pinned (that would forbid upgrading a pack).
+    """
     lines = [f"hearthside=={host_version}"]
     seen = {"hearthside"}
     for dist in md.distributions():
+        where = getattr(dist, "_path", None)
+        if packs_site is not None and where is not None and Path(where).parent == packs_site:
+            continue
         name = dist.metadata["Name"]
         ver = dist.metadata["Version"]
         if not name or not ver:
@@ -179,7 +185,7 @@ class PackInstaller:
         before = _installed(site)
         with tempfile.TemporaryDirectory(prefix="hearthside-pip-") as tmp:
             cons = Path(tmp) / "constraints.txt"
-            cons.write_text(host_constraints(self.host_version), encoding="utf-8")
+            cons.write_text(host_constraints(self.host_version, site), encoding="utf-8")
             report_path = Path(tmp) / "report.json"
             rc, lines = self._pip(["install", "--progress-bar", "off", "-c", str(cons),
                                    "--report", str(report_path), spec], out)

@@ -6,7 +6,7 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from hearthside.core.tools import ToolEnv, ToolResult, ToolSpec
 
@@ -27,7 +27,7 @@ class _FileTool:
 
     name = ""
     description = ""
-    schema: dict[str, Any] = {}
+    schema: ClassVar[dict[str, Any]] = {}
     read_only = True
 
     def __init__(self, settings: Any = None) -> None:
@@ -161,7 +161,7 @@ class GrepTool(_FileTool):
         if not isinstance(pattern, str) or not pattern:
             raise WorkspaceError("'pattern' must be a non-empty regular expression")
         try:
-            rx = re.compile(pattern, re.I if args.get("ignore_case") else 0)
+            rx = re.compile(pattern, re.IGNORECASE if args.get("ignore_case") else 0)
         except re.error as exc:
             raise WorkspaceError(f"'pattern' is not a valid regular expression: {exc}") from None
         hits: list[str] = []

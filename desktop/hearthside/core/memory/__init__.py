@@ -2,9 +2,23 @@
 
 from .bm25 import Bm25Index, tokenize
 from .model import (
-    ABSENT, MAX_KEYS, MAX_REVISIONS, MAX_VALUE_BYTES, CorruptMemoryError, InvalidKeyError,
-    LimitError, LockTimeoutError, MemoryDocument, MemoryEntry, MemoryRecord, MemoryRevision,
-    MemoryStoreError, NotFoundError, SecretValueError, VersionConflictError, secret_shape,
+    ABSENT,
+    MAX_KEYS,
+    MAX_REVISIONS,
+    MAX_VALUE_BYTES,
+    CorruptMemoryError,
+    InvalidKeyError,
+    LimitError,
+    LockTimeoutError,
+    MemoryDocument,
+    MemoryEntry,
+    MemoryRecord,
+    MemoryRevision,
+    MemoryStoreError,
+    NotFoundError,
+    SecretValueError,
+    VersionConflictError,
+    secret_shape,
     validate_key,
 )
 from .store import MemoryStore

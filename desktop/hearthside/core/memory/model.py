@@ -8,12 +8,13 @@ it; every rule lives here so two store implementations cannot disagree about the
 
 from __future__ import annotations
 
+import builtins
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..injection import scan_for_injection
+from hearthside.core.injection import scan_for_injection
 
 KEY_RX = re.compile(r"^[a-z][a-z0-9_-]*(/[a-z][a-z0-9_-]*)*$")
 MAX_KEY_BYTES = 128
@@ -282,10 +283,10 @@ class MemoryDocument:
             if cur.status == STATUS_ACTIVE:
                 yield cur
 
-    def list(self, prefix: str = "") -> list[MemoryEntry]:
+    def list(self, prefix: str = "") -> builtins.list[MemoryEntry]:
         return [_entry(r, True) for r in self.active() if r.key.startswith(prefix)]
 
-    def index(self) -> list[MemoryEntry]:
+    def index(self) -> builtins.list[MemoryEntry]:
         return [_entry(r, False) for r in self.active()]
 
     def active_count(self) -> int:

@@ -6,6 +6,7 @@ callers run it in a worker thread so a lock wait never stalls the event loop.
 
 from __future__ import annotations
 
+import builtins
 from typing import Protocol
 
 from .model import MemoryEntry, MemoryRecord
@@ -21,18 +22,18 @@ class MemoryStore(Protocol):
 
     def recall(self, key: str) -> MemoryEntry | None: ...
 
-    def list(self, prefix: str = "") -> list[MemoryEntry]:
+    def list(self, prefix: str = "") -> builtins.list[MemoryEntry]:
         """Full entries (values included) whose key starts with ``prefix``, sorted by key."""
         ...
 
     def forget(self, key: str, expected: str | None = None, *, writer: str = "user",
                session_id: str = "") -> MemoryRecord | None: ...
 
-    def index(self) -> list[MemoryEntry]:
+    def index(self) -> builtins.list[MemoryEntry]:
         """Every current entry as key + description + time, value omitted, sorted by key."""
         ...
 
-    def search(self, query: str, k: int = 0) -> list[MemoryEntry]:
+    def search(self, query: str, k: int = 0) -> builtins.list[MemoryEntry]:
         """BM25 best-first, values omitted; empty query -> []; k <= 0 -> 10, at most 50."""
         ...
 

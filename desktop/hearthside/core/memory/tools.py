@@ -14,7 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..tools import ToolEnv, ToolResult, ToolSpec
+from hearthside.core.tools import ToolEnv, ToolResult, ToolSpec
+
 from .model import MemoryStoreError
 from .store import MemoryStore
 
@@ -80,14 +81,14 @@ class MemoryTool:
             return ToolResult(json.dumps([{"key": e.key, "description": e.description} for e in hits],
                                          ensure_ascii=False))
         if self.op == "inspect":
-            rec = s.inspect(str(a["key"]))
-            if rec is None:
+            got = s.inspect(str(a["key"]))
+            if got is None:
                 return ToolResult(json.dumps({"found": False, "key": a["key"]}))
             return ToolResult(json.dumps({
-                "key": rec.current.key, "exists": rec.exists, "version": rec.current.version,
-                "truncated": rec.truncated,
+                "key": got.current.key, "exists": got.exists, "version": got.current.version,
+                "truncated": got.truncated,
                 "revisions": [{"version": r.version, "status": r.status, "value": r.value,
-                               "origin": r.origin, "writer": r.writer} for r in rec.revisions],
+                               "origin": r.origin, "writer": r.writer} for r in got.revisions],
             }, ensure_ascii=False))
         if self.op == "forget":
             ver = str(a.get("expected_version") or "")
@@ -98,9 +99,9 @@ class MemoryTool:
         ver = str(a.get("expected_version") or "")
         if not ver:
             return ToolResult.error("memory_undo needs expected_version (use memory_inspect).")
-        rec = s.undo(str(a["key"]), ver, writer="model", session_id=sid)
-        return ToolResult(json.dumps({"undone": a["key"], "version": rec.current.version,
-                                      "exists": rec.exists}))
+        rec3 = s.undo(str(a["key"]), ver, writer="model", session_id=sid)
+        return ToolResult(json.dumps({"undone": a["key"], "version": rec3.current.version,
+                                      "exists": rec3.exists}))
 
 
 _SPECS: dict[str, ToolSpec] = {

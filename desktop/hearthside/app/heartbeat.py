@@ -1,0 +1,206 @@
+"""The heartbeat scheduler: per-persona check-ins on the runtime thread (contract section 5).
+
+A tick asks :func:`hearthside.core.heartbeat.skip_reason` first (interval, pause, active hours,
+empty checklist), then runs an unattended session with the heartbeat prompt and applies the
+acknowledgement rule: silent, or a notification (de-duplicated over 24 h) plus a history entry.
+Never two runs of one persona at once: within the process a tick that arrives during a run only
+marks the persona as pending, so any number of piled-up ticks become one follow-up run; across
+processes (tray + ``hearthside heartbeat run``) a non-blocking file lock per persona decides.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import filelock
+
+from ..core.agent import ChatModel, ModelError
+from ..core.compose import read_persona_file
+from ..core.heartbeat import HeartbeatSettings, classify_reply, is_duplicate, skip_reason, utcnow
+from .notify import NotificationHistory, Notifier, default_notifier
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class HeartbeatOutcome:
+    """What one run did: ``status`` is silent, notified, skipped or failed."""
+
+    persona: str
+    status: str
+    reason: str = ""
+    text: str = ""
+
+    def as_dict(self) -> dict[str, str]:
+        return {"status": self.status, "reason": self.reason, "text": self.text}
+
+
+class HeartbeatService:
+    """Runs heartbeats for every persona on the app's runtime loop."""
+
+    def __init__(self, app: Any, notifier: Notifier | None = None, history: NotificationHistory | None = None,
+                 model_factory: Callable[[], ChatModel] | None = None,
+                 clock: Callable[[], datetime] = utcnow) -> None:
+        self.app = app
+        self.notifier = notifier or default_notifier()
+        self.history = history or NotificationHistory(app.paths.history_file)
+        self.model_factory = model_factory or (lambda: app.sessions.model())
+        self.clock = clock
+        self._running: set[str] = set()
+        self._pending: set[str] = set()
+        self._drivers: dict[str, asyncio.Task[Any]] = {}
+        self._schedulers: dict[str, asyncio.Task[Any]] = {}
+        self.listeners: list[Callable[[HeartbeatOutcome], None]] = []
+
+    # -- settings --------------------------------------------------------------------------
+    def settings_for(self, persona: str) -> HeartbeatSettings:
+        personas = self.app.settings.get("personas", {}) or {}
+        raw = personas.get(persona, {}) if isinstance(personas, dict) else {}
+        return HeartbeatSettings.from_mapping(raw)
+
+    def set_paused(self, persona: str, paused: bool) -> None:
+        def mutate(data: dict[str, Any]) -> None:
+            data.setdefault("personas", {}).setdefault(persona, {})["paused"] = bool(paused)
+
+        self.app.settings.update(mutate)
+
+    # -- one run ---------------------------------------------------------------------------
+    async def run(self, persona: str, *, scheduled: bool = False) -> HeartbeatOutcome:
+        """Run one heartbeat now. Manual runs ignore interval, pause and active hours (the user
+        asked), but never overlap another run and never call the model for an empty checklist."""
+        if persona in self._running:
+            return self._done(HeartbeatOutcome(persona, "skipped", f"a heartbeat for {persona} is already running"))
+        self._running.add(persona)
+        lock = filelock.FileLock(str(self._lock_path(persona)), timeout=0)
+        try:
+            try:
+                lock.acquire()
+            except filelock.Timeout:
+                return self._done(HeartbeatOutcome(
+                    persona, "skipped", f"a heartbeat for {persona} is already running in another process"))
+            try:
+                return self._done(await self._run_locked(persona, scheduled))
+            finally:
+                lock.release()
+        finally:
+            self._running.discard(persona)
+
+    def _lock_path(self, persona: str) -> Any:
+        folder = self.app.paths.state_dir / "heartbeat"
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        return folder / f"{persona}.lock"
+
+    async def _run_locked(self, persona: str, scheduled: bool) -> HeartbeatOutcome:
+        try:
+            info = self.app.personas.get(persona)
+        except Exception as exc:  # noqa: BLE001
+            return HeartbeatOutcome(persona, "failed", str(exc))
+        cfg = self.settings_for(persona)
+        pf = read_persona_file(info.path / "HEARTBEAT.md", "HEARTBEAT.md")
+        checklist = pf.body
+        if scheduled:
+            reason = skip_reason(cfg, self.clock(), checklist)
+        else:
+            reason = skip_reason(HeartbeatSettings(interval_minutes=1.0), self.clock(), checklist)
+        if reason:
+            return HeartbeatOutcome(persona, "skipped", reason)
+        model: Any = None
+        try:
+            prepared = await asyncio.to_thread(
+                self.app.sessions.prepare, persona, unattended=True, allow_mutating=cfg.allow_mutating)
+            model = self.model_factory()
+            agent = self.app.sessions.agent(prepared, model, unattended=True, allow_mutating=cfg.allow_mutating)
+            result = await agent.send(cfg.prompt)
+        except ModelError as exc:
+            return self._failed(persona, str(exc))
+        except Exception as exc:
+            log.exception("heartbeat for %s failed", persona)
+            return self._failed(persona, f"{type(exc).__name__}: {exc}")
+        finally:
+            aclose = getattr(model, "aclose", None)
+            if aclose is not None:
+                await aclose()
+        if result.stopped not in ("done",):
+            return self._failed(persona, result.note or f"the run stopped: {result.stopped}")
+        verdict = classify_reply(result.text)
+        if verdict.silent:
+            return HeartbeatOutcome(persona, "silent", "acknowledged" if verdict.acknowledged else "empty reply",
+                                    verdict.text)
+        now = self.clock()
+        if is_duplicate(verdict.text, persona, self.history.notified(), now):
+            self.history.append(persona, verdict.text, "duplicate", now)
+            return HeartbeatOutcome(persona, "silent", "same alert already notified within 24 hours", verdict.text)
+        self.history.append(persona, verdict.text, "notified", now)
+        shown = await asyncio.to_thread(self.notifier.notify, persona, verdict.text)
+        return HeartbeatOutcome(persona, "notified", "" if shown else "no notifier could show it (see history)",
+                                verdict.text)
+
+    def _failed(self, persona: str, reason: str) -> HeartbeatOutcome:
+        self.history.append(persona, reason, "failed", self.clock())
+        return HeartbeatOutcome(persona, "failed", reason)
+
+    def _done(self, out: HeartbeatOutcome) -> HeartbeatOutcome:
+        log.info("heartbeat %s: %s %s", out.persona, out.status, out.reason)
+        for cb in list(self.listeners):
+            try:
+                cb(out)
+            except Exception:
+                log.exception("heartbeat listener failed")
+        return out
+
+    # -- ticks and coalescing (call on the runtime loop) ----------------------------------
+    def tick(self, persona: str) -> asyncio.Task[Any] | None:
+        """A scheduled tick: start a run, or mark one pending if a run is going on."""
+        driver = self._drivers.get(persona)
+        if driver is not None and not driver.done():
+            self._pending.add(persona)
+            return None
+        task = asyncio.get_running_loop().create_task(self._drive(persona))
+        self._drivers[persona] = task
+        return task
+
+    async def _drive(self, persona: str) -> HeartbeatOutcome:
+        while True:
+            self._pending.discard(persona)
+            out = await self.run(persona, scheduled=True)
+            if persona not in self._pending:
+                return out
+
+    async def idle(self, persona: str, timeout: float = 60.0) -> None:
+        """Wait until no run or pending run is left for ``persona`` (tests, shutdown)."""
+        async with asyncio.timeout(timeout):
+            while (d := self._drivers.get(persona)) is not None and not d.done():
+                await asyncio.wait({d})
+
+    # -- the schedule ----------------------------------------------------------------------
+    async def _schedule(self, persona: str) -> None:
+        while True:
+            self.app.settings.reload()
+            cfg = self.settings_for(persona)
+            if cfg.interval_minutes <= 0:
+                await asyncio.sleep(60)
+                continue
+            await asyncio.sleep(cfg.interval_minutes * 60)
+            self.tick(persona)
+
+    async def start(self) -> list[str]:
+        """Start a schedule for every persona (call on the runtime loop); returns their names."""
+        names = [p.name for p in self.app.personas.list() if p.exists]
+        loop = asyncio.get_running_loop()
+        for name in names:
+            if name not in self._schedulers:
+                self._schedulers[name] = loop.create_task(self._schedule(name))
+        return names
+
+    async def stop(self) -> None:
+        tasks = list(self._schedulers.values()) + list(self._drivers.values())
+        self._schedulers.clear()
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+

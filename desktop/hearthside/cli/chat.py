@@ -1,0 +1,103 @@
+"""``hearthside chat PERSONA [MESSAGE]``: one message, or a conversation on the terminal."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+import click
+
+from ..app.personas import PersonaError
+from ..core.agent import AgentResult, ModelError, ToolCall, ToolEvent
+from ..core.tools import PermissionMode, Tool
+from .common import HandledError, get_app
+from .running import connect_mcp, model_or_offer
+
+
+class TerminalApprover:
+    """Asks on the terminal before each mutating tool call; without a terminal it denies."""
+
+    def __init__(self, can_ask: bool) -> None:
+        self.can_ask = can_ask
+
+    async def approve(self, tool: Tool, call: ToolCall, args: Mapping[str, Any]) -> bool:
+        if not self.can_ask:
+            click.echo(f"[denied {call.name}: no terminal to ask you; use --accept-edits to allow]", err=True)
+            return False
+        shown = ", ".join(f"{k}={v!r}"[:120] for k, v in args.items())
+        return await asyncio.to_thread(click.confirm, f"Allow {call.name}({shown})?", default=False, err=True)
+
+
+def _tool_line(ev: ToolEvent) -> None:
+    mark = "error" if ev.result.is_error else "ok"
+    click.echo(f"[{ev.call.name}: {mark}]", err=True)
+
+
+def _stream(piece: str) -> None:
+    sys.stdout.write(piece)
+    sys.stdout.flush()
+
+
+@click.command()
+@click.argument("persona")
+@click.argument("message", required=False)
+@click.option("--plan", is_flag=True, help="Plan mode: tools that change things are hidden.")
+@click.option("--accept-edits", is_flag=True, help="Run tools that change things without asking.")
+@click.pass_context
+def chat(ctx: click.Context, persona: str, message: str | None, plan: bool, accept_edits: bool) -> None:
+    """Talk to a persona. With MESSAGE, answer once and exit; without, chat until EOF or /exit."""
+    app = get_app(ctx)
+    mode = PermissionMode.PLAN if plan else PermissionMode.ACCEPT_EDITS if accept_edits else PermissionMode.DEFAULT
+    interactive = message is None
+    try:
+        app.personas.get(persona)
+    except PersonaError as exc:
+        raise HandledError(str(exc)) from exc
+    model = model_or_offer(app, interactive)
+    connect_mcp(app)
+    prepared = app.sessions.prepare(persona, mode)
+    for note in prepared.notes:
+        click.echo(f"note: {note}", err=True)
+    approver = TerminalApprover(sys.stdin.isatty())
+    agent = app.sessions.agent(prepared, model, approver, on_tool=_tool_line)
+
+    def ask(text: str) -> AgentResult:
+        future = app.runtime.submit(agent.send(text, _stream))
+        try:
+            res = future.result()
+        except ModelError as exc:
+            if not interactive:
+                raise HandledError(str(exc)) from exc
+            click.echo(f"\nhearthside: {exc}", err=True)
+            return AgentResult("", "failed", 0, 0)
+        except KeyboardInterrupt:
+            app.runtime.loop.call_soon_threadsafe(agent.cancel)  # the agent lives on the runtime loop
+            click.echo("\n[cancelled]", err=True)
+            concurrent.futures.wait([future], timeout=10)  # its outcome no longer matters
+            return AgentResult("", "cancelled", 0, 0)
+        if res.text and not res.text.endswith("\n"):
+            sys.stdout.write("\n")
+        if res.note:
+            click.echo(res.note, err=True)
+        return res
+
+    try:
+        if not interactive:
+            if ask(message or "").stopped == "cancelled":
+                raise HandledError("cancelled: you interrupted the answer.")
+            return
+        click.echo(f"Chatting with {persona}. Type /exit or press Ctrl-D to stop.", err=True)
+        while True:
+            try:
+                line = input("you> " if sys.stdin.isatty() else "")
+            except EOFError:
+                break
+            if line.strip() in ("/exit", "/quit"):
+                break
+            if line.strip():
+                ask(line)
+    finally:
+        app.runtime.run(model.aclose(), timeout=10)

@@ -1,0 +1,79 @@
+"""``hearthside heartbeat run|history|pause|resume``."""
+
+from __future__ import annotations
+
+import click
+
+from ..app.personas import PersonaError
+from .common import HandledError, emit_json, get_app, json_option
+from .running import connect_mcp
+
+
+@click.group()
+def heartbeat() -> None:
+    """Run a persona's heartbeat now, see the notification history, pause or resume."""
+
+
+@heartbeat.command("run")
+@click.argument("persona")
+@json_option
+@click.pass_context
+def run_cmd(ctx: click.Context, persona: str, as_json: bool) -> None:
+    """Run one heartbeat now (ignores the schedule, never overlaps a running one)."""
+    app = get_app(ctx)
+    try:
+        app.personas.get(persona)
+    except PersonaError as exc:
+        raise HandledError(str(exc)) from exc
+    connect_mcp(app)
+    out = app.runtime.run(app.heartbeat.run(persona))
+    if as_json:
+        emit_json(out.as_dict())
+    else:
+        click.echo(f"{out.status}: {out.reason}" if out.reason else out.status)
+        if out.text and out.status == "notified":
+            click.echo(out.text)
+    if out.status == "failed":
+        raise HandledError(f"the heartbeat for {persona} failed: {out.reason}")
+
+
+@heartbeat.command("history")
+@click.option("--persona", default="", help="Only this persona.")
+@json_option
+@click.pass_context
+def history_cmd(ctx: click.Context, persona: str, as_json: bool) -> None:
+    """Show the notification history (newest last)."""
+    entries = [e for e in get_app(ctx).notifications.entries() if not persona or e.persona == persona]
+    if as_json:
+        emit_json([{"persona": e.persona, "time": e.time, "text": e.text, "status": e.status} for e in entries])
+        return
+    if not entries:
+        click.echo("No notifications yet.")
+    for e in entries:
+        click.echo(f"{e.time}\t{e.persona}\t{e.status}\t{e.text}")
+
+
+def _set_paused(ctx: click.Context, persona: str, paused: bool) -> None:
+    app = get_app(ctx)
+    try:
+        app.personas.get(persona)
+    except PersonaError as exc:
+        raise HandledError(str(exc)) from exc
+    app.heartbeat.set_paused(persona, paused)
+    click.echo(f"Heartbeat for {persona} {'paused' if paused else 'resumed'}.")
+
+
+@heartbeat.command("pause")
+@click.argument("persona")
+@click.pass_context
+def pause_cmd(ctx: click.Context, persona: str) -> None:
+    """Stop scheduled heartbeats for a persona until resumed."""
+    _set_paused(ctx, persona, True)
+
+
+@heartbeat.command("resume")
+@click.argument("persona")
+@click.pass_context
+def resume_cmd(ctx: click.Context, persona: str) -> None:
+    """Resume scheduled heartbeats for a persona."""
+    _set_paused(ctx, persona, False)

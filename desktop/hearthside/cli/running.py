@@ -1,0 +1,50 @@
+"""Shared by ``chat`` and ``heartbeat``: MCP connection and the model-not-configured offer."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import Any
+
+import click
+
+from ..adapters.model_client import ModelNotConfigured, probe_local
+from .common import HandledError
+
+log = logging.getLogger(__name__)
+
+
+def connect_mcp(app: Any) -> None:
+    """Connect configured MCP servers on the runtime (a failed server is only logged)."""
+    try:
+        if not app.mcp.servers():
+            return
+        for st in app.runtime.run(app.mcp.connect_all(), timeout=120):
+            if getattr(st, "state", getattr(st, "status", "")) not in ("connected", "ok", "disabled"):
+                log.warning("MCP server %s: %s", getattr(st, "name", "?"), getattr(st, "reason", st))
+    except Exception as exc:  # noqa: BLE001 - MCP trouble must not stop a chat
+        log.warning("MCP servers unavailable: %s", exc)
+
+
+def model_or_offer(app: Any, interactive: bool) -> Any:
+    """The configured model; when none is, look for a local Ollama / LM Studio and offer it."""
+    try:
+        return app.sessions.model()
+    except ModelNotConfigured as exc:
+        found = app.runtime.run(probe_local(), timeout=10)
+        usable = [f for f in found if f["models"]]
+        if not usable:
+            raise HandledError(str(exc)) from exc
+        pick = usable[0]
+        model = pick["models"][0]
+        if interactive and sys.stdin.isatty() and click.confirm(
+            f"No model is configured. Use {pick['label']} at {pick['base_url']} with model {model!r}?",
+            default=True, err=True,
+        ):
+            app.settings.set("model.base_url", pick["base_url"])
+            app.settings.set("model.name", model)
+            return app.sessions.model()
+        raise HandledError(
+            f"{exc} Found {pick['label']} at {pick['base_url']} (models: {', '.join(usable[0]['models'][:5])}); "
+            f"set model.base_url = \"{pick['base_url']}\" and model.name in settings.toml to use it."
+        ) from exc

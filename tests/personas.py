@@ -1,0 +1,32 @@
+"""Helpers for tests that need a persona folder and a model: real files, real settings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+FILES = {
+    "AGENTS.md": "Be brief.",
+    "SOUL.md": "Warm and curious.",
+    "IDENTITY.md": "Name: Juniper",
+    "USER.md": "Ada, lives in Lisbon.",
+    "TOOLS.md": "Use memory tools.",
+    "HEARTBEAT.md": "# Checklist\n\n- Remind me about the 3pm sync a little before 3pm.\n",
+    "MEMORY.md": "Ada likes oat milk.",
+}
+
+
+def make_persona(app, name: str = "juniper", files: dict[str, str] | None = None) -> Path:  # type: ignore[no-untyped-def]
+    folder = app.paths.personas_dir / name
+    folder.mkdir(parents=True)
+    # Written in reverse order so disk order and write time disagree with bootstrap order.
+    for fname, body in reversed(list((files or FILES).items())):
+        (folder / fname).write_text(body, encoding="utf-8")
+    return folder
+
+
+def use_model(monkeypatch: pytest.MonkeyPatch, fm) -> None:  # type: ignore[no-untyped-def]
+    for k, v in fm.env().items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.setenv("HEARTHSIDE_MODEL_API_KEY", "loopback-test-key")

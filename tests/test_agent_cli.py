@@ -1,0 +1,109 @@
+"""``hearthside chat`` and ``hearthside heartbeat run`` in subprocesses against a loopback model."""
+
+from __future__ import annotations
+
+import json
+
+from fakemodel import FakeModel
+from personas import make_persona
+
+
+def test_one_shot_chat_streams_the_reply(app_context, run_cli) -> None:  # type: ignore[no-untyped-def]
+    make_persona(app_context)
+    with FakeModel([{"text": "Good morning, Ada! Your coffee is oat milk."}]) as fm:
+        proc = run_cli("chat", "juniper", "good morning", env=fm.env())
+        req = fm.requests[0]
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "Good morning, Ada! Your coffee is oat milk.\n"
+    assert req["stream"] is True and req["messages"][-1] == {"role": "user", "content": "good morning"}
+
+
+def test_interactive_chat_keeps_the_conversation_until_eof(app_context, run_cli) -> None:  # type: ignore[no-untyped-def]
+    make_persona(app_context)
+    with FakeModel([{"text": "Hi Ada."}, {"text": "You said hello."}]) as fm:
+        proc = run_cli("chat", "juniper", input="hello\nwhat did I say?\n", env=fm.env())
+        last = fm.requests[-1]["messages"]
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["Hi Ada.", "You said hello."]
+    assert [m["role"] for m in last] == ["system", "user", "assistant", "user"]
+
+
+def test_chat_without_a_terminal_denies_mutating_tools_and_the_model_hears_why(app_context, run_cli, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    make_persona(app_context)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    app_context.settings.set("files.workspace", str(ws))
+    write = json.dumps({"path": "note.txt", "content": "hi"})
+    with FakeModel([{"tool_calls": [("Write", write)]}, {"text": "I could not write it."}]) as fm:
+        proc = run_cli("chat", "juniper", "write a note", env=fm.env())
+        tool_msgs = [m for m in fm.requests[1]["messages"] if m["role"] == "tool"]
+    assert proc.returncode == 0, proc.stderr
+    assert "did not allow Write" in tool_msgs[0]["content"] and not (ws / "note.txt").exists()
+    assert "denied Write" in proc.stderr
+
+
+def test_chat_reports_model_trouble_in_one_line(app_context, run_cli) -> None:  # type: ignore[no-untyped-def]
+    make_persona(app_context)
+    with FakeModel(default={"status": 401, "error": "invalid key"}) as fm:
+        proc = run_cli("chat", "juniper", "hi", env=fm.env())
+    assert proc.returncode == 1 and "HTTP 401" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_chat_without_any_model_explains_how_to_set_one(app_context, run_cli) -> None:  # type: ignore[no-untyped-def]
+    make_persona(app_context)
+    proc = run_cli("chat", "juniper", "hi")
+    assert proc.returncode == 1 and "No model is configured" in proc.stderr
+    assert "model.base_url" in proc.stderr
+
+
+def test_chat_with_an_unknown_persona_is_a_handled_failure(app_context, run_cli) -> None:  # type: ignore[no-untyped-def]
+    proc = run_cli("chat", "ghost", "hi")
+    assert proc.returncode == 1 and "no persona named 'ghost'" in proc.stderr
+
+
+def test_heartbeat_run_json_reports_notified_silent_and_skipped(app_context, run_cli) -> None:  # type: ignore[no-untyped-def]
+    make_persona(app_context)
+    make_persona(app_context, "empty", {"SOUL.md": "x", "HEARTBEAT.md": "# nothing\n- [ ]\n"})
+    with FakeModel([{"text": "Your 3pm sync starts in 10 minutes."}, {"text": "HEARTBEAT_OK"}]) as fm:
+        notified = json.loads(run_cli("heartbeat", "run", "juniper", "--json", env=fm.env()).stdout)
+        silent = run_cli("heartbeat", "run", "juniper", "--json", env=fm.env())
+        skipped = json.loads(run_cli("heartbeat", "run", "empty", "--json", env=fm.env()).stdout)
+    assert notified == {"status": "notified", "reason": notified["reason"], "text": "Your 3pm sync starts in 10 minutes."}
+    assert json.loads(silent.stdout)["status"] == "silent" and silent.returncode == 0
+    assert skipped["status"] == "skipped" and "empty" in skipped["reason"]
+    history = json.loads(run_cli("heartbeat", "history", "--json").stdout)
+    assert [(h["persona"], h["status"]) for h in history] == [("juniper", "notified")]
+
+
+def test_heartbeat_run_failure_is_reported_as_failed_with_exit_1(app_context, run_cli) -> None:  # type: ignore[no-untyped-def]
+    make_persona(app_context)
+    with FakeModel(default={"raw": "<html>proxy error</html>"}) as fm:
+        proc = run_cli("heartbeat", "run", "juniper", "--json",
+                       env={**fm.env(), "HEARTHSIDE_MODEL_API_KEY": "k"})
+    # streaming request, but a JSON content-type body that is not a completion
+    assert proc.returncode == 1 and json.loads(proc.stdout)["status"] == "failed"
+    assert "could not read" in proc.stderr
+
+
+def test_ctrl_c_cancels_a_slow_answer_cleanly(app_context, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from fakemodel import wait_for
+
+    make_persona(app_context)
+    with FakeModel([{"delay": 30, "text": "too late"}]) as fm:
+        proc = subprocess.Popen([sys.executable, "-m", "hearthside", "chat", "juniper", "hi"],
+                                env={**os.environ, **fm.env(), "HEARTHSIDE_MODEL_API_KEY": "k"},
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            assert wait_for(lambda: fm.requests, 30)
+            proc.send_signal(signal.SIGINT)
+            out, err = proc.communicate(timeout=20)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(10)
+    assert proc.returncode == 1 and "cancelled" in err and "Traceback" not in err and out == ""

@@ -1,0 +1,120 @@
+"""``hearthside soul status|approve|diff|strict|watch`` and the doctor's watch line, as a user runs them."""
+
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from drift_helpers import WAIT, atomic_save, config_dir, make_persona
+from hearthside.core.compose import BOOTSTRAP_ORDER
+
+KEYS = {"path", "state", "baseline", "current", "findings", "persona", "file", "reason"}
+
+
+def test_status_json_has_the_contract_shape(run_cli, isolated_home: Path) -> None:  # type: ignore[no-untyped-def]
+    make_persona(isolated_home, "alice")
+    soul = config_dir(isolated_home) / "soul.md"
+    soul.write_text("I am the user.")
+    proc = run_cli("soul", "status", "--json")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert isinstance(doc, list) and len(doc) == 1 + len(BOOTSTRAP_ORDER)
+    for entry in doc:
+        assert set(entry) == KEYS and entry["state"] == "approved"
+        assert entry["baseline"] == entry["current"] and len(entry["current"]) == 64
+    assert doc[0]["path"] == str(soul) and doc[0]["persona"] == ""
+
+
+def test_status_without_a_soul_lists_it_as_missing(run_cli) -> None:  # type: ignore[no-untyped-def]
+    proc = run_cli("soul", "status", "--json")
+    assert proc.returncode == 0, proc.stderr
+    (entry,) = json.loads(proc.stdout)
+    assert entry["state"] == "missing" and entry["file"] == "soul.md"
+
+
+def test_diff_then_approve_a_hand_edit(run_cli, isolated_home: Path) -> None:  # type: ignore[no-untyped-def]
+    root = make_persona(isolated_home, "alice", {"SOUL.md": "line one\nline two\n"})
+    assert run_cli("soul", "status").returncode == 0
+    atomic_save(root / "SOUL.md", "line one\nline 2\n")
+    text = run_cli("soul", "status").stdout
+    assert "drifted" in text and "soul diff" in text
+    diff = run_cli("soul", "diff", str(root / "SOUL.md"))
+    assert diff.returncode == 0 and "-line two" in diff.stdout and "+line 2" in diff.stdout
+    ok = run_cli("soul", "approve", str(root / "SOUL.md"))
+    assert ok.returncode == 0 and "1 file(s) approved" in ok.stdout
+    assert "No changes" in run_cli("soul", "diff", str(root / "SOUL.md")).stdout
+    states = {e["file"]: e["state"] for e in json.loads(run_cli("soul", "status", "--json").stdout)}
+    assert states["SOUL.md"] == "approved"
+
+
+def test_unknown_path_is_a_handled_failure_and_missing_argument_is_bad_usage(run_cli) -> None:  # type: ignore[no-untyped-def]
+    bad = run_cli("soul", "approve", "/no/such/persona/SOUL.md")
+    assert bad.returncode == 1 and bad.stdout == ""
+    assert len(bad.stderr.strip().splitlines()) == 1 and "hearthside soul status" in bad.stderr
+    assert run_cli("soul", "diff", "/no/such/file").returncode == 1
+    assert run_cli("soul", "diff").returncode == 2
+
+
+def test_strict_mode_setting_from_the_command_line(run_cli, isolated_home: Path) -> None:  # type: ignore[no-untyped-def]
+    assert run_cli("soul", "strict").stdout.strip() == "strict mode is off"
+    assert run_cli("soul", "strict", "on").stdout.strip() == "strict mode is on"
+    assert "strict = true" in (config_dir(isolated_home) / "settings.toml").read_text()
+    assert run_cli("soul", "strict", "maybe").returncode == 2
+
+
+def test_soul_watch_shows_a_hand_edit_made_in_another_terminal(isolated_home: Path) -> None:
+    root = make_persona(isolated_home, "alice")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hearthside", "soul", "watch", "--max-events", "1", "--timeout", "60"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ),
+    )
+    try:
+        sel = selectors.DefaultSelector()
+        sel.register(proc.stderr, selectors.EVENT_READ)  # type: ignore[arg-type]
+        deadline = time.monotonic() + 60
+        ready = ""
+        while "watching" not in ready and time.monotonic() < deadline:
+            if sel.select(timeout=1):
+                ready += proc.stderr.readline()  # type: ignore[union-attr]
+        assert "watching" in ready, ready
+        atomic_save(root / "SOUL.md", "edited in another terminal")
+        out, err = proc.communicate(timeout=WAIT + 60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+    lines = out.strip().splitlines()
+    assert proc.returncode == 0 and len(lines) == 1, (out, err)
+    event = json.loads(lines[0])
+    assert event == {"persona": "alice", "file": "SOUL.md", "path": str(root / "SOUL.md"),
+                     "state": "drifted", "summary": event["summary"]}
+    assert event["summary"].startswith("SOUL.md changed")
+
+
+def test_doctor_reports_inotify_watching(run_cli, isolated_home: Path) -> None:  # type: ignore[no-untyped-def]
+    make_persona(isolated_home, "alice")
+    proc = run_cli("doctor", "--json")
+    assert proc.returncode == 0, proc.stderr
+    check = next(c for c in json.loads(proc.stdout)["checks"] if c["name"] == "watches")
+    assert check["status"] == "ok" and "inotify" in check["detail"]
+    assert check["data"]["mode"] == "inotify" and check["data"]["polled"] == []
+
+
+def test_state_dir_not_writable_warns_and_approve_fails_in_one_line(run_cli, isolated_home: Path) -> None:  # type: ignore[no-untyped-def]
+    root = make_persona(isolated_home, "alice")
+    blocker = isolated_home / "blocker"
+    blocker.write_text("a file where the state folder should be")
+    env = {"XDG_STATE_HOME": str(blocker / "state")}
+    status = run_cli("soul", "status", "--json", env=env)
+    assert status.returncode == 0 and "cannot save approvals" in status.stderr
+    assert {e["state"] for e in json.loads(status.stdout) if e["persona"] == "alice"} == {"approved"}
+    (root / "SOUL.md").write_text("edited")
+    bad = run_cli("soul", "approve", str(root / "SOUL.md"), env=env)
+    assert bad.returncode == 1 and len(bad.stderr.strip().splitlines()) == 1
+    assert "make that folder writable" in bad.stderr
+    assert blocker.read_text().startswith("a file")

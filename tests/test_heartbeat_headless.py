@@ -1,0 +1,69 @@
+"""Headless mode and desktop notifications over a real D-Bus session bus."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from hearthside.app.notify import DesktopNotifier, FanoutNotifier, LogNotifier, NotificationHistory
+
+from fakemodel import FakeModel, wait_for
+from notifyserver import NotificationServer
+from personas import make_persona
+
+needs_bus = pytest.mark.skipif(not os.environ.get("DBUS_SESSION_BUS_ADDRESS"),
+                               reason="needs the D-Bus session that scripts/run-tests.sh starts")
+
+
+@needs_bus
+def test_the_desktop_notifier_reaches_the_notification_service() -> None:
+    with NotificationServer() as srv:
+        assert DesktopNotifier().notify("juniper", "Your 3pm sync is soon")
+        assert wait_for(lambda: srv.received, 5)
+    assert srv.received == [{"app": "Hearthside", "summary": "juniper", "body": "Your 3pm sync is soon"}]
+
+
+def test_without_a_notification_service_the_desktop_notifier_says_no(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent/bus")
+    n = DesktopNotifier(timeout=1)
+    assert n.notify("juniper", "text") is False and n.last_error
+    assert FanoutNotifier([n, LogNotifier()]).notify("juniper", "text") is True
+
+
+def test_the_history_is_bounded_and_keeps_the_newest(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    h = NotificationHistory(tmp_path / "state" / "notifications.jsonl", max_entries=5)
+    for i in range(12):
+        h.append("juniper", f"alert {i}", "notified")
+    got = h.entries()
+    assert [e.text for e in got] == [f"alert {i}" for i in range(7, 12)]
+    assert all(e.persona == "juniper" and e.status == "notified" and e.time for e in got)
+    with open(h.path, "a") as fh:
+        fh.write("{not json\n")
+    assert len(h.entries()) == 5  # a damaged line is skipped, not fatal
+
+
+@needs_bus
+def test_headless_mode_runs_heartbeats_notifies_and_stops_on_sigterm(app_context) -> None:  # type: ignore[no-untyped-def]
+    make_persona(app_context)
+    app_context.settings.set("personas", {"juniper": {"heartbeat_interval_minutes": 0.01}})  # 0.6 s
+    with NotificationServer() as srv, FakeModel(default={"text": "Your 3pm sync starts soon."}) as fm:
+        env = dict(os.environ, **fm.env(), HEARTHSIDE_MODEL_API_KEY="loopback")
+        proc = subprocess.Popen([sys.executable, "-m", "hearthside", "--headless"], env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            assert wait_for(lambda: srv.received, 60), "no desktop notification arrived"
+            proc.send_signal(signal.SIGTERM)
+            out, err = proc.communicate(timeout=30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(10)
+    assert proc.returncode == 0, err
+    assert srv.received[0]["summary"] == "juniper" and "3pm sync" in srv.received[0]["body"]
+    entries = app_context.notifications.entries()
+    assert entries and entries[0].status == "notified" and "3pm sync" in entries[0].text
+    assert "running headless" in out

@@ -1,0 +1,203 @@
+"""The heartbeat scheduler with real services, a real persona folder and a loopback model."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import pytest
+
+from hearthside.app.heartbeat import HeartbeatService
+from hearthside.app.notify import LogNotifier
+
+from fakemodel import FakeModel
+from personas import make_persona, use_model
+
+
+def run(coro: Any, timeout: float = 60) -> Any:
+    return asyncio.run(asyncio.wait_for(coro, timeout))
+
+
+def service(app) -> HeartbeatService:  # type: ignore[no-untyped-def]
+    return HeartbeatService(app, notifier=LogNotifier(), history=app.notifications)
+
+
+def test_a_heartbeat_answered_with_heartbeat_ok_is_silent(app_context, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    make_persona(app_context)
+    with FakeModel([{"text": "**HEARTBEAT_OK**"}]) as fm:
+        use_model(monkeypatch, fm)
+        out = run(service(app_context).run("juniper"))
+        prompt = fm.requests[0]["messages"][-1]["content"]
+    assert out.status == "silent" and out.reason == "acknowledged"
+    assert prompt.startswith("Heartbeat. Read your HEARTBEAT.md section")
+    assert app_context.notifications.entries() == []
+
+
+def test_a_due_checklist_surfaces_a_notification(app_context, monkeypatch, caplog) -> None:  # type: ignore[no-untyped-def]
+    make_persona(app_context)
+    caplog.set_level(logging.WARNING, "hearthside.notifications")
+    reply = "Your 3pm sync starts in 15 minutes - the agenda is in your inbox."
+    with FakeModel([{"text": reply}]) as fm:
+        use_model(monkeypatch, fm)
+        out = run(service(app_context).run("juniper"))
+        system = fm.requests[0]["messages"][0]["content"]
+    assert out.status == "notified" and "3pm sync" in out.text
+    assert "Remind me about the 3pm sync" in system  # the checklist reached the model
+    [entry] = app_context.notifications.entries()
+    assert (entry.persona, entry.status) == ("juniper", "notified") and "3pm sync" in entry.text
+    assert any("juniper" in r.getMessage() and "3pm sync" in r.getMessage() for r in caplog.records)
+
+
+def test_the_same_alert_is_not_notified_twice_within_a_day(app_context, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    make_persona(app_context)
+    with FakeModel(default={"text": "Your 3pm sync is soon."}) as fm:
+        use_model(monkeypatch, fm)
+        svc = service(app_context)
+        first, second = run(svc.run("juniper")), run(svc.run("juniper"))
+    assert first.status == "notified" and second.status == "silent" and "already notified" in second.reason
+    assert [e.status for e in app_context.notifications.entries()] == ["notified", "duplicate"]
+
+
+def test_three_ticks_that_pile_up_during_a_long_run_become_one_turn(app_context, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    make_persona(app_context)
+    import threading
+
+    gate = threading.Event()
+    with FakeModel([{"gate": gate, "text": "HEARTBEAT_OK"}], default={"text": "HEARTBEAT_OK"}) as fm:
+        use_model(monkeypatch, fm)
+        svc = service(app_context)
+
+        async def scenario() -> None:
+            first = svc.tick("juniper")
+            assert first is not None
+            while not fm.requests:
+                await asyncio.sleep(0.01)
+            ticks = []
+            for _ in range(3):
+                ticks.append(svc.tick("juniper"))
+                await asyncio.sleep(0.05)
+            gate.set()
+            assert ticks == [None, None, None]
+            await svc.idle("juniper", 30)
+
+        run(scenario())
+        assert len(fm.requests) == 2 and fm.max_active == 1
+
+
+def test_a_heartbeat_while_the_previous_one_still_runs_is_skipped(app_context, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    make_persona(app_context)
+    import threading
+
+    gate = threading.Event()
+    with FakeModel([{"gate": gate, "text": "HEARTBEAT_OK"}]) as fm:
+        use_model(monkeypatch, fm)
+        svc = service(app_context)
+
+        async def scenario() -> tuple[Any, Any]:
+            long = asyncio.ensure_future(svc.run("juniper"))
+            while not fm.requests:
+                await asyncio.sleep(0.01)
+            second = await svc.run("juniper")
+            gate.set()
+            return await long, second
+
+        first, second = run(scenario())
+    assert first.status == "silent"
+    assert second.status == "skipped" and "already running" in second.reason and len(fm.requests) == 1
+
+
+def test_a_heartbeat_in_another_process_is_not_overlapped(app_context, monkeypatch, run_cli) -> None:  # type: ignore[no-untyped-def]
+    import threading
+
+    make_persona(app_context)
+    gate = threading.Event()
+    with FakeModel([{"gate": gate, "text": "HEARTBEAT_OK"}]) as fm:
+        use_model(monkeypatch, fm)
+        svc = service(app_context)
+
+        async def scenario() -> tuple[Any, Any]:
+            long = asyncio.ensure_future(svc.run("juniper"))
+            while not fm.requests:
+                await asyncio.sleep(0.01)
+            try:
+                proc = await asyncio.to_thread(run_cli, "heartbeat", "run", "juniper", "--json", env=fm.env())
+            finally:
+                gate.set()
+            return await long, proc
+
+        first, proc = run(scenario())
+    assert first.status == "silent"
+    assert proc.returncode == 0, proc.stderr
+    import json
+    doc = json.loads(proc.stdout)
+    assert doc["status"] == "skipped" and "another process" in doc["reason"] and len(fm.requests) == 1
+
+
+@pytest.mark.parametrize("heartbeat_md", [None, "# Heartbeat\n\n- [ ]\n<!-- add tasks -->\n"])
+def test_an_empty_or_missing_checklist_skips_without_calling_the_model(app_context, monkeypatch, heartbeat_md) -> None:  # type: ignore[no-untyped-def]
+    files = {"SOUL.md": "x"} if heartbeat_md is None else {"SOUL.md": "x", "HEARTBEAT.md": heartbeat_md}
+    make_persona(app_context, files=files)
+    with FakeModel() as fm:
+        use_model(monkeypatch, fm)
+        out = run(service(app_context).run("juniper"))
+        assert fm.requests == []
+    assert out.status == "skipped" and "HEARTBEAT.md" in out.reason
+
+
+def test_a_failed_run_is_a_failure_not_an_alert(app_context, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    make_persona(app_context)
+    with FakeModel(default={"status": 401, "error": "bad key"}) as fm:
+        use_model(monkeypatch, fm)
+        out = run(service(app_context).run("juniper"))
+    assert out.status == "failed" and "HTTP 401" in out.reason
+    assert [e.status for e in app_context.notifications.entries()] == ["failed"]
+
+
+def test_scheduled_runs_respect_pause_and_active_hours(app_context, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    make_persona(app_context)
+    app_context.settings.set("personas", {"juniper": {"paused": True}})
+    with FakeModel() as fm:
+        use_model(monkeypatch, fm)
+        svc = service(app_context)
+        paused = run(svc.run("juniper", scheduled=True))
+        svc.set_paused("juniper", False)
+        app_context.settings.set("personas", {"juniper": {"active_start": "00:00", "active_end": "00:00",
+                                                          "timezone": "UTC"}})
+        allday = run(svc.run("juniper", scheduled=True))
+        assert paused.status == "skipped" and paused.reason == "heartbeat is paused"
+        assert allday.status == "silent" and len(fm.requests) == 1
+
+
+def test_unattended_runs_offer_only_read_only_and_memory_tools(app_context, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    make_persona(app_context)
+    with FakeModel(default={"text": "HEARTBEAT_OK"}) as fm:
+        use_model(monkeypatch, fm)
+        run(service(app_context).run("juniper"))
+        offered = {t["function"]["name"] for t in fm.requests[0]["tools"]}
+        app_context.settings.set("personas", {"juniper": {"heartbeat_allow_mutating": True}})
+        run(service(app_context).run("juniper"))
+        granted = {t["function"]["name"] for t in fm.requests[1]["tools"]}
+    assert "memory_remember" in offered and "memory_recall" in offered
+    mutating = {t.spec.name for t, _ in app_context.plugins.tool_entries() if not t.read_only}
+    assert mutating, "needs a pack with a mutating tool (hearthside-files)"
+    assert not (mutating & offered) and mutating <= granted
+
+
+def test_a_scheduled_interval_ticks_on_its_own(app_context, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    make_persona(app_context)
+    app_context.settings.set("personas", {"juniper": {"heartbeat_interval_minutes": 0.005}})  # 0.3 s
+    with FakeModel(default={"text": "HEARTBEAT_OK"}) as fm:
+        use_model(monkeypatch, fm)
+        svc = service(app_context)
+
+        async def scenario() -> None:
+            await svc.start()
+            try:
+                while len(fm.requests) < 2:
+                    await asyncio.sleep(0.05)
+            finally:
+                await svc.stop()
+
+        run(scenario(), timeout=30)
+    assert len(fm.requests) >= 2 and fm.max_active == 1

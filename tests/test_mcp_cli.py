@@ -1,0 +1,185 @@
+"""``hearthside mcp`` in real subprocesses, with the real keyring and real servers on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+
+import pytest
+from hearthside.adapters.secrets import KeyringSecretStore
+from mcp_helpers import HttpServerProcess
+
+pytestmark = pytest.mark.keyring
+
+
+def mcp_json(home: Path) -> Path:
+    return home / ".config" / "hearthside" / "mcp.json"
+
+
+def test_add_list_tools_test_rotate_and_remove_over_the_cli(  # type: ignore[no-untyped-def]
+    run_cli, secret_service, isolated_home: Path, tmp_path: Path
+) -> None:
+    token = f"Bearer cli-{uuid.uuid4().hex}"
+    with HttpServerProcess(require_header=("Authorization", token), secret_dir=tmp_path) as srv:
+        add = run_cli("mcp", "add", "demo", "--url", srv.url, "--secret-header", "Authorization",
+                      "--timeout", "15", input=token + "\n")
+        assert add.returncode == 0, add.stderr
+        assert "Authorization: ********" in add.stdout
+
+        listing = run_cli("mcp", "list", "--json")
+        assert listing.returncode == 0, listing.stderr
+        (entry,) = json.loads(listing.stdout)
+        assert entry["headers"] == {"Authorization": "********"}
+        assert entry["secrets"] == [{"key": "Authorization", "kind": "header", "set": True, "description": ""}]
+
+        tools = run_cli("mcp", "tools", "demo", "--json")
+        assert tools.returncode == 0, tools.stderr
+        by_name = {t["name"]: t for t in json.loads(tools.stdout)}
+        assert by_name["mcp__demo__echo"]["read_only"] is True
+        assert by_name["mcp__demo__write_note"]["read_only"] is False
+
+        assert run_cli("mcp", "test", "demo").returncode == 0
+
+        rotate = run_cli("mcp", "set-secret", "demo", "Authorization", input="Bearer wrong-one-123\n")
+        assert rotate.returncode == 0 and "********" in rotate.stdout
+        failed = run_cli("mcp", "test", "demo", "--json")
+        assert failed.returncode == 1
+        doc = json.loads(failed.stdout)
+        assert doc["state"] == "failed" and "authentication" in doc["reason"]
+
+        assert run_cli("mcp", "remove", "demo").returncode == 0
+        assert KeyringSecretStore().get("mcp/demo/header/authorization") is None
+        assert json.loads(mcp_json(isolated_home).read_text())["servers"] == {}
+
+
+def test_secret_on_the_command_line_is_refused_and_nothing_is_written(run_cli, isolated_home: Path) -> None:  # type: ignore[no-untyped-def]
+    proc = run_cli("mcp", "add", "x", "--url", "https://h.example/mcp", "--header", "Authorization=Bearer argv-123")
+    assert proc.returncode == 2
+    assert "never taken from the command line" in proc.stderr
+    assert not mcp_json(isolated_home).exists()
+
+
+def test_import_of_malformed_json_names_line_and_column_and_imports_nothing(  # type: ignore[no-untyped-def]
+    run_cli, isolated_home: Path, tmp_path: Path
+) -> None:
+    bad = tmp_path / "claude_desktop_config.json"
+    bad.write_text('{\n  "mcpServers": {\n    "a": {"command": "x"}\n    "b": {}\n  }\n}\n')
+    proc = run_cli("mcp", "import", str(bad))
+    assert proc.returncode == 1
+    assert "line 4, column 5" in proc.stderr and "nothing was imported" in proc.stderr
+    assert not mcp_json(isolated_home).exists()
+
+
+@pytest.mark.parametrize(
+    "servers,message",
+    [
+        ({"bad__name": {"command": "x"}}, "__"),
+        ({"web": {"url": "http://mcp.example.com/mcp", "headers": {"Authorization": "Bearer plain-http"}}},
+         "plain http"),
+        ({"crlf": {"url": "https://mcp.example.com/mcp", "headers": {"X-Trace": "a\r\nX-Evil: 1"}}},
+         "line break"),
+    ],
+)
+def test_import_refuses_bad_servers_whole(  # type: ignore[no-untyped-def]
+    run_cli, isolated_home: Path, tmp_path: Path, servers: dict, message: str
+) -> None:
+    f = tmp_path / "mcp.json"
+    f.write_text(json.dumps({"mcpServers": {"fine": {"command": "x"}, **servers}}))
+    proc = run_cli("mcp", "import", str(f))
+    assert proc.returncode == 1 and message in proc.stderr
+    assert not mcp_json(isolated_home).exists()
+
+
+def test_import_refuses_a_name_that_already_exists(run_cli, isolated_home: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    assert run_cli("mcp", "add", "dup", "--command", "true").returncode == 0
+    before = mcp_json(isolated_home).read_text()
+    f = tmp_path / "cursor.json"
+    f.write_text(json.dumps({"mcpServers": {"other": {"command": "y"}, "dup": {"command": "z"}}}))
+    proc = run_cli("mcp", "import", str(f))
+    assert proc.returncode == 1 and "already exists" in proc.stderr
+    assert mcp_json(isolated_home).read_text() == before
+
+
+def test_import_moves_secrets_to_the_keyring_and_leaves_the_file_alone(  # type: ignore[no-untyped-def]
+    run_cli, secret_service, isolated_home: Path, tmp_path: Path
+) -> None:
+    token = f"ghp_{uuid.uuid4().hex}"
+    f = tmp_path / "vscode-mcp.json"
+    original = json.dumps({"servers": {
+        "gh": {"type": "stdio", "command": "gh-mcp", "env": {"GITHUB_TOKEN": token}},
+        "api": {"type": "http", "url": "https://api.example.com/mcp", "headers": {"X-API-Key": "${input:key}"}},
+    }})
+    f.write_text(original)
+    proc = run_cli("mcp", "import", str(f), "--json")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["added"] == ["gh", "api"] and doc["secrets_moved"] == 1
+    assert doc["missing"] == [{"server": "api", "key": "X-API-Key"}]
+    assert "plaintext copy still exists" in doc["notes"][0]
+    assert f.read_text() == original
+    assert token not in mcp_json(isolated_home).read_text()
+    assert KeyringSecretStore().get("mcp/gh/env/GITHUB_TOKEN") == token
+    assert run_cli("mcp", "remove", "gh").returncode == 0
+    assert KeyringSecretStore().get("mcp/gh/env/GITHUB_TOKEN") is None
+
+
+def test_crlf_in_a_header_is_refused(run_cli, secret_service, isolated_home: Path) -> None:  # type: ignore[no-untyped-def]
+    proc = run_cli("mcp", "add", "h", "--url", "https://h.example/mcp", "--header", "X-Trace=a\r\nX-Evil: 1")
+    assert proc.returncode == 1 and "line break" in proc.stderr
+    assert not mcp_json(isolated_home).exists()
+    assert run_cli("mcp", "add", "h", "--url", "https://h.example/mcp").returncode == 0
+    proc = run_cli("mcp", "set-secret", "h", "Authorization", input="Bearer ok\rX-Evil: 1\n")
+    assert proc.returncode == 1 and "line break" in proc.stderr
+    assert KeyringSecretStore().get("mcp/h/header/authorization") is None
+
+
+def test_unparsable_mcp_json_is_kept_as_a_backup(run_cli, isolated_home: Path) -> None:  # type: ignore[no-untyped-def]
+    path = mcp_json(isolated_home)
+    path.parent.mkdir(parents=True)
+    path.write_text("{ not json")
+    proc = run_cli("mcp", "list")
+    assert proc.returncode == 0
+    assert "not valid JSON" in proc.stderr and "line 1, column 3" in proc.stderr
+    backups = list(path.parent.glob("mcp.json.broken-*"))
+    assert len(backups) == 1 and backups[0].read_text() == "{ not json"
+
+
+def test_unknown_server_is_a_handled_failure(run_cli) -> None:  # type: ignore[no-untyped-def]
+    for args in (("tools", "ghost"), ("test", "ghost"), ("remove", "ghost")):
+        proc = run_cli("mcp", *args)
+        assert proc.returncode == 1 and "no MCP server named 'ghost'" in proc.stderr
+
+
+def test_secret_pasted_into_mcp_json_by_hand_is_moved_into_the_keyring(  # type: ignore[no-untyped-def]
+    run_cli, secret_service, isolated_home: Path
+) -> None:
+    token = f"Bearer hand-{uuid.uuid4().hex}"
+    path = mcp_json(isolated_home)
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"servers": {"hand": {"type": "http", "url": "https://h.example/mcp",
+                                                     "headers": {"Authorization": token}}}}))
+    proc = run_cli("mcp", "list", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert token not in proc.stdout + proc.stderr
+    assert token not in path.read_text()
+    assert json.loads(path.read_text())["servers"]["hand"]["headers"]["Authorization"] == {
+        "secret": "mcp/hand/header/authorization"}
+    store = KeyringSecretStore()
+    assert store.get("mcp/hand/header/authorization") == token
+    store.delete("mcp/hand/header/authorization")
+
+
+def test_a_change_waits_for_another_process_holding_the_config_lock(  # type: ignore[no-untyped-def]
+    run_cli, isolated_home: Path
+) -> None:
+    import filelock
+
+    path = mcp_json(isolated_home)
+    path.parent.mkdir(parents=True)
+    lock = filelock.FileLock(str(path) + ".lock")
+    with lock:
+        proc = run_cli("mcp", "add", "later", "--command", "true")
+    assert proc.returncode == 1 and "another Hearthside process is changing" in proc.stderr
+    assert not path.exists()
+    assert run_cli("mcp", "add", "later", "--command", "true").returncode == 0

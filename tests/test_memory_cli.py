@@ -1,0 +1,58 @@
+"""``hearthside memory ...`` in real subprocesses against the real store."""
+
+from __future__ import annotations
+
+import json
+
+from personas import make_persona
+
+
+def test_memory_commands_list_search_inspect_forget_undo(app_context, run_cli) -> None:  # type: ignore[no-untyped-def]
+    make_persona(app_context)
+    store = app_context.memory.store("juniper")
+    store.remember("pref/coffee", "oat flat white", "coffee order", writer="model")
+    store.remember("people/sam", "Sam is Ada's sister")
+    listed = run_cli("memory", "list", "--persona", "juniper", "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert [(e["key"], e["value"]) for e in json.loads(listed.stdout)] == [
+        ("people/sam", "Sam is Ada's sister"), ("pref/coffee", "oat flat white")]
+    found = json.loads(run_cli("memory", "search", "coffee", "--persona", "juniper", "--json").stdout)
+    assert [e["key"] for e in found] == ["pref/coffee"] and "value" not in found[0]
+    rec = json.loads(run_cli("memory", "inspect", "pref/coffee", "--persona", "juniper", "--json").stdout)
+    version = rec["current"]["version"]
+    stale = run_cli("memory", "forget", "pref/coffee", "--persona", "juniper", "--version", "r999")
+    assert stale.returncode == 1 and "changed" in stale.stderr and stale.stderr.count("\n") == 1
+    gone = run_cli("memory", "forget", "pref/coffee", "--persona", "juniper", "--version", version, "--json")
+    assert gone.returncode == 0, gone.stderr
+    assert store.recall("pref/coffee") is None
+    tomb = json.loads(gone.stdout)["current"]["version"]
+    back = run_cli("memory", "undo", "pref/coffee", "--persona", "juniper", "--version", tomb)
+    assert back.returncode == 0 and "restored" in back.stdout
+    assert store.recall("pref/coffee").value == "oat flat white"
+
+
+def test_memory_cli_bad_inputs_are_one_line_handled_failures(app_context, run_cli) -> None:  # type: ignore[no-untyped-def]
+    make_persona(app_context)
+    bad_key = run_cli("memory", "remember", "Bad Key", "v", "--persona", "juniper")
+    secret = run_cli("memory", "remember", "creds", "sk-proj-abcdefghijklmnopqrstuv", "--persona", "juniper")
+    nobody = run_cli("memory", "list", "--persona", "nobody")
+    usage = run_cli("memory", "list")
+    assert (bad_key.returncode, secret.returncode, nobody.returncode, usage.returncode) == (1, 1, 1, 2)
+    assert "not a valid memory key" in bad_key.stderr
+    assert "keyring" in secret.stderr and "sk-proj" not in secret.stderr
+    assert "no persona named 'nobody'" in nobody.stderr
+
+
+def test_a_corrupt_memory_file_is_reported_and_repair_keeps_it(app_context, run_cli) -> None:  # type: ignore[no-untyped-def]
+    make_persona(app_context)
+    folder = app_context.paths.memory_dir("juniper")
+    folder.mkdir(parents=True)
+    (folder / "memory.json").write_text("{ this is not json")
+    listed = run_cli("memory", "list", "--persona", "juniper")
+    assert listed.returncode == 1 and "damaged" in listed.stderr and "memory repair" in listed.stderr
+    fixed = run_cli("memory", "repair", "--persona", "juniper")
+    assert fixed.returncode == 0, fixed.stderr
+    kept = [p for p in folder.iterdir() if p.name.startswith("memory.json.broken-")]
+    assert len(kept) == 1 and kept[0].read_text() == "{ this is not json"
+    ok = run_cli("memory", "remember", "a", "b", "--persona", "juniper")
+    assert ok.returncode == 0, ok.stderr

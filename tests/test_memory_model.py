@@ -1,0 +1,66 @@
+"""The pure memory model and BM25 ranking (no files)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from hearthside.core.memory import Bm25Index, LimitError, MemoryDocument, tokenize
+from hearthside.core.memory.model import MAX_KEYS, CorruptMemoryError, secret_shape
+
+
+def test_bm25_scores_match_the_formula_with_k1_1_5_and_b_0_75() -> None:
+    idx = Bm25Index.build([("a", "apple apple banana"), ("b", "banana cherry cherry cherry"), ("c", "date")])
+    got = dict(idx.search("apple"))
+    # doc "a" tokens: a apple apple banana (key words count) -> |d| = 4; avgdl = (4 + 5 + 2) / 3
+    n, df, tf, dl, avgdl = 3, 1, 2, 4, 11 / 3
+    idf = math.log((n - df + 0.5) / (df + 0.5) + 1)
+    expected = idf * tf * 2.5 / (tf + 1.5 * (1 - 0.75 + 0.75 * dl / avgdl))
+    assert got == {"a": pytest.approx(expected)}
+
+
+def test_tokenize_splits_key_separators_and_folds_case() -> None:
+    assert tokenize("Pref/Coffee-Order_2 OAT") == ["pref", "coffee", "order", "2", "oat"]
+
+
+def test_the_key_count_is_capped_at_4096_and_forgetting_frees_room() -> None:
+    doc = MemoryDocument()
+    for i in range(MAX_KEYS):
+        doc.remember(f"k{i}", "v")
+    with pytest.raises(LimitError, match="4096"):
+        doc.remember("one/more", "v")
+    doc.remember("k0", "updating an existing key is fine")
+    doc.forget("k1")
+    doc.remember("one/more", "v")
+    assert doc.active_count() == MAX_KEYS
+
+
+def test_the_document_round_trips_through_json_and_bad_shapes_are_corrupt() -> None:
+    doc = MemoryDocument()
+    doc.remember("a", "one", now=5.0)
+    doc.remember("a", "two", now=6.0)
+    again = MemoryDocument.from_json_obj(doc.to_json_obj())
+    assert again.inspect("a") == doc.inspect("a") and again.seq == 2
+    for bad in ([], {"format": 2, "seq": 0, "records": {}}, {"format": 1, "records": {}},
+                {"format": 1, "seq": 1, "records": {"a": {"revisions": []}}}):
+        with pytest.raises(CorruptMemoryError):
+            MemoryDocument.from_json_obj(bad)
+
+
+def test_versions_are_never_reused_even_after_undo() -> None:
+    doc = MemoryDocument()
+    seen = set()
+    v = doc.remember("a", "1").current.version
+    seen.add(v)
+    v2 = doc.remember("a", "2").current.version
+    seen.add(v2)
+    v3 = doc.undo("a", v2).current.version
+    assert v3 not in seen
+
+
+@pytest.mark.parametrize("text,shape", [("sk-ant-api03-abcdefghijklmnopqrstuvwx", "OpenAI-style"),
+                                        ("token: xoxp-1234567890-abcdef", "Slack"),
+                                        ("call me at 555-1234", "")])
+def test_secret_shapes_are_named(text: str, shape: str) -> None:
+    assert (shape in secret_shape(text)) if shape else secret_shape(text) == ""

@@ -1,0 +1,379 @@
+"""The never-writes invariant, proved over a whole session in one process (contract section 3).
+
+A ``sys.audit`` hook records every open-for-write, rename, replace, unlink, rmdir, mkdir,
+chmod, chown, utime, truncate, link and shutil operation made by any thread of this process
+while a session runs through the real services and the real CLI (in-process). Afterwards no
+recorded operation may touch the user soul or a persona folder. ``persona new`` is the one
+allowed writer, and only inside a folder that did not exist before its step.
+
+EXTENDING: later issues add steps to ``STEPS`` (chats, heartbeats, memory writes, MCP, packs...).
+A step is a function taking the :class:`Session`; do hand edits inside ``session.by_hand()``
+(not recorded: the user is allowed to write their own files). Give a step ``creates=`` only
+if it legitimately creates a brand-new persona folder.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from drift_helpers import Events, atomic_save, config_dir, is_event, make_persona
+from hearthside.app.context import AppContext
+from hearthside.cli import cli
+
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+_PATH_EVENTS = {  # event -> indexes of the path arguments, and the index of dir_fd (or None)
+    "os.remove": ((0,), 1),
+    "os.rmdir": ((0,), 1),
+    "os.mkdir": ((0,), 2),
+    "os.chmod": ((0,), 2),
+    "os.chown": ((0,), 3),
+    "os.utime": ((0,), 3),
+    "os.truncate": ((0,), None),
+    "os.rename": ((0, 1), 2),
+    "os.replace": ((0, 1), 2),
+    "os.link": ((0, 1), 2),
+    "os.symlink": ((1,), 2),
+    "os.mkfifo": ((0,), 2),
+    "os.mknod": ((0,), 2),
+    "os.setxattr": ((0,), None),
+    "os.removexattr": ((0,), None),
+    "shutil.rmtree": ((0,), 1),
+    "shutil.copyfile": ((1,), None),
+    "shutil.copymode": ((1,), None),
+    "shutil.copystat": ((1,), None),
+    "shutil.copytree": ((1,), None),
+    "shutil.move": ((0, 1), None),
+    "shutil.chown": ((0,), None),
+}
+
+
+@dataclass
+class Op:
+    step: str
+    event: str
+    path: str
+    thread: str
+
+
+class Recorder:
+    """An audit hook that records write-like operations while ``active``; it never blocks one."""
+
+    def __init__(self) -> None:
+        self.active = False
+        self.step = ""
+        self.ops: list[Op] = []
+        self._lock = threading.Lock()
+
+    def hook(self, event: str, args: tuple[Any, ...]) -> None:
+        if not self.active:
+            return
+        try:
+            paths = self._paths(event, args)
+        except Exception:  # noqa: BLE001 - never break the operation being audited
+            paths = [f"<unparsed {event}>"]
+        if paths:
+            with self._lock:
+                for p in paths:
+                    self.ops.append(Op(self.step, event, p, threading.current_thread().name))
+
+    def _paths(self, event: str, args: tuple[Any, ...]) -> list[str]:
+        if event == "open":
+            path, mode, flags = (list(args) + [None, None, 0])[:3]
+            writing = (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
+                isinstance(flags, int) and flags & _WRITE_FLAGS
+            )
+            if not writing or isinstance(path, int):
+                return []
+            return [_resolve(path, None)]
+        spec = _PATH_EVENTS.get(event)
+        if spec is None:
+            return []
+        idxs, dir_fd_idx = spec
+        dir_fd = args[dir_fd_idx] if dir_fd_idx is not None and dir_fd_idx < len(args) else None
+        out = []
+        for i in idxs:
+            if i < len(args) and not isinstance(args[i], int):
+                out.append(_resolve(args[i], dir_fd))
+            elif i < len(args):
+                out.append(_resolve_fd(args[i]))
+        return out
+
+
+def _resolve_fd(fd: int) -> str:
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return f"<fd {fd}>"
+
+
+def _resolve(path: Any, dir_fd: Any) -> str:
+    p = os.fsdecode(os.fspath(path))
+    if not os.path.isabs(p):
+        base = _resolve_fd(dir_fd) if isinstance(dir_fd, int) else os.getcwd()
+        p = os.path.join(base, p)
+    # Resolve links in the folder part only: a link *named* SOUL.md is itself the user's file.
+    return os.path.join(os.path.realpath(os.path.dirname(p)), os.path.basename(p))
+
+
+RECORDER = Recorder()
+sys.addaudithook(RECORDER.hook)  # process-wide and permanent; it records only while active
+
+
+@dataclass
+class Session:
+    """What the steps share: the fake home, a long-lived app context, and helpers."""
+
+    home: Path
+    app: AppContext
+    events: Events = field(default_factory=Events)
+    outputs: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def config(self) -> Path:
+        return config_dir(self.home)
+
+    def persona(self, name: str) -> Path:
+        return self.config / "personas" / name
+
+    def cli(self, *args: str, expect: int = 0) -> str:
+        """Run the real CLI in this process; return stdout."""
+        res = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+        assert res.exit_code == expect, (args, res.exit_code, res.output)
+        return res.stdout
+
+    @contextlib.contextmanager
+    def by_hand(self) -> Iterator[None]:
+        """The user edits files: not recorded (only the app's own writes are checked)."""
+        was = RECORDER.active
+        RECORDER.active = False
+        try:
+            yield
+        finally:
+            RECORDER.active = was
+
+
+@dataclass(frozen=True)
+class Step:
+    name: str
+    run: Callable[[Session], None]
+    creates: Callable[[Session], Path] | None = None  # a new persona folder it may create
+
+
+# -- the session ------------------------------------------------------------------------
+
+
+def start_services(s: Session) -> None:
+    s.app.drift.subscribe(s.events)
+    s.app.drift.start()
+
+
+def first_status(s: Session) -> None:
+    doc = json.loads(s.cli("soul", "status", "--json"))
+    assert {e["state"] for e in doc} == {"approved"}
+
+
+def hand_edits(s: Session) -> None:
+    alice = s.persona("alice")
+    with s.by_hand():
+        atomic_save(alice / "SOUL.md", "alice, edited by hand\n")
+        with open(s.config / "soul.md", "a") as fh:
+            fh.write("I also like walks.\n")
+        (alice / "skills" / "greet").mkdir(parents=True)
+        (alice / "skills" / "greet" / "SKILL.md").write_text("---\nname: greet\ndescription: hi\n---\nhi\n")
+        (alice / ".SOUL.md.swp").write_text("swap")
+        (alice / ".SOUL.md.swp").unlink()
+    s.events.wait_for(is_event("alice", "SOUL.md", "drifted"))
+    s.events.wait_for(is_event("", "soul.md", "drifted"))
+    s.events.wait_for(is_event("alice", "skills/greet/SKILL.md", "new"))
+
+
+def look_at_drift(s: Session) -> None:
+    assert "+alice, edited by hand" in s.cli("soul", "diff", str(s.persona("alice") / "SOUL.md"))
+    s.cli("soul", "diff", str(s.config / "soul.md"))
+    text = s.cli("soul", "status")
+    assert "drifted" in text
+    s.cli("soul", "status", "--json")
+    s.cli("soul", "show")
+    s.cli("soul", "show", "--json")
+
+
+def strict_mode_and_compose(s: Session) -> None:
+    s.cli("soul", "strict", "on")
+    alice = s.persona("alice")
+    excluded = s.app.drift.excluded(alice)
+    assert excluded == {"SOUL.md"}
+    comp = s.app.personas.compose(alice, excluded)
+    assert "SOUL.md" not in comp.found
+    doc = json.loads(s.cli("persona", "compose", str(alice), "--json"))
+    assert "SOUL.md" in doc["found"]
+
+
+def approve(s: Session) -> None:
+    s.cli("soul", "approve", str(s.persona("alice") / "SOUL.md"))
+    s.cli("soul", "approve", "alice")
+    s.cli("soul", "approve")
+    s.events.wait_for(is_event("alice", "SOUL.md", "approved"))
+    assert s.app.drift.excluded(s.persona("alice")) == frozenset()
+
+
+def list_and_doctor(s: Session) -> None:
+    assert [p["name"] for p in json.loads(s.cli("persona", "list", "--json"))] == ["alice"]
+    s.cli("persona", "list")
+    checks = json.loads(s.cli("doctor", "--json"))["checks"]
+    assert any(c["name"] == "watches" for c in checks)
+
+
+def create_new_persona(s: Session) -> None:
+    s.cli("persona", "new", "bob")
+
+
+def refuse_existing_persona(s: Session) -> None:
+    s.cli("persona", "new", "alice", expect=1)
+    s.cli("persona", "new", "bob", expect=1)
+
+
+def watch_command(s: Session) -> None:
+    s.cli("soul", "watch", "--timeout", "0.5")
+
+
+def stop_services(s: Session) -> None:
+    s.app.drift.stop()
+
+
+#: The session, in order. Later issues append (or insert) their steps here.
+STEPS: list[Step] = [
+    Step("start services", start_services),
+    Step("first status (trust on first use)", first_status),
+    Step("hand edits and drift events", hand_edits),
+    Step("soul diff/status/show", look_at_drift),
+    Step("strict mode and compose", strict_mode_and_compose),
+    Step("approve one file, one persona, all", approve),
+    Step("persona list and doctor", list_and_doctor),
+    Step("persona new (the one allowed writer)", create_new_persona, creates=lambda s: s.persona("bob")),
+    Step("persona new refuses existing folders", refuse_existing_persona),
+    Step("soul watch", watch_command),
+    Step("stop services", stop_services),
+]
+
+
+def _inside(path: str, folder: Path) -> bool:
+    root = os.path.realpath(folder)
+    return path == root or path.startswith(root + os.sep)
+
+
+def find_violations(
+    ops: list[Op], config: Path, personas: list[Path], created: dict[str, tuple[Path, bool]]
+) -> list[Op]:
+    """Recorded operations that touched the soul, the personas folder or a persona folder,
+    except a step's creation of a persona folder that did not exist before that step."""
+    soul = os.path.realpath(config / "soul.md")
+    personas_dir = os.path.realpath(config / "personas")
+    out = []
+    for op in ops:
+        touched = op.path in (soul, personas_dir) or any(_inside(op.path, p) for p in personas)
+        if not touched:
+            continue
+        allowed = created.get(op.step)
+        if allowed is not None and not allowed[1] and (
+            _inside(op.path, allowed[0]) or op.path == os.path.realpath(allowed[0].parent)
+        ):
+            continue
+        out.append(op)
+    return out
+
+
+def test_a_whole_session_never_writes_the_soul_or_a_persona_folder(isolated_home: Path) -> None:
+    make_persona(isolated_home, "alice")
+    (config_dir(isolated_home) / "soul.md").write_text("I like short answers.\n")
+    session = Session(isolated_home, AppContext())
+    created: dict[str, tuple[Path, bool]] = {}
+    try:
+        RECORDER.ops.clear()
+        RECORDER.active = True
+        for step in STEPS:
+            RECORDER.step = step.name
+            if step.creates is not None:
+                target = step.creates(session)
+                created[step.name] = (target, os.path.lexists(target))
+            step.run(session)
+    finally:
+        RECORDER.active = False
+        session.app.drift.stop()
+    ops = list(RECORDER.ops)
+    assert ops, "the recorder saw no write at all: it is not working"
+    assert any("baselines" in op.path for op in ops), "approvals should have written the state dir"
+
+    personas = [Path(p["path"]) for p in json.loads(session.cli("persona", "list", "--json"))]
+    violations = find_violations(ops, config_dir(isolated_home), personas, created)
+    assert violations == []
+    assert created and all(not existed for _, existed in created.values())
+    assert any(_inside(op.path, isolated_home / ".config/hearthside/personas/bob") for op in ops)
+
+
+def test_the_recorder_catches_each_kind_of_write(tmp_path: Path) -> None:
+    """The hook must see the operations it claims to; otherwise the invariant test proves nothing."""
+    import shutil
+
+    target = tmp_path / "SOUL.md"
+    target.write_text("x")
+    RECORDER.ops.clear()
+    RECORDER.active = True
+    RECORDER.step = "probe"
+    try:
+        with open(target, "a"):
+            pass
+        os.close(os.open(target, os.O_WRONLY))
+        os.chmod(target, 0o600)
+        os.utime(target)
+        os.truncate(target, 0)
+        os.replace(target, tmp_path / "b")
+        os.rename(tmp_path / "b", target)
+        os.mkdir(tmp_path / "d")
+        os.rmdir(tmp_path / "d")
+        shutil.copyfile(target, tmp_path / "c")
+        os.remove(tmp_path / "c")
+        with open(target, "rb"):
+            pass  # a read is not recorded
+    finally:
+        RECORDER.active = False
+    kinds = {op.event for op in RECORDER.ops if op.path.startswith(os.path.realpath(tmp_path))}
+    # os.replace() is audited as "os.rename" by CPython.
+    assert kinds >= {"open", "os.chmod", "os.utime", "os.truncate", "os.rename",
+                     "os.mkdir", "os.rmdir", "shutil.copyfile", "os.remove"}
+    opens = [op for op in RECORDER.ops if op.event == "open"]
+    assert len(opens) >= 2 and all(op.path == os.path.realpath(target) or "c" in op.path for op in opens)
+
+
+@pytest.fixture(autouse=True)
+def _recorder_off() -> Iterator[None]:
+    yield
+    RECORDER.active = False
+
+
+def test_a_write_into_a_persona_folder_is_caught(isolated_home: Path) -> None:
+    """The check itself can fail: a touch of SOUL.md or a stray file in the folder is reported."""
+    root = make_persona(isolated_home, "alice")
+    RECORDER.ops.clear()
+    RECORDER.active = True
+    RECORDER.step = "misbehaving step"
+    try:
+        os.utime(root / "SOUL.md")
+        with open(root / "notes.txt", "w") as fh:
+            fh.write("x")
+    finally:
+        RECORDER.active = False
+    bad = find_violations(list(RECORDER.ops), config_dir(isolated_home), [root], {})
+    assert {(op.event, os.path.basename(op.path)) for op in bad} == {("os.utime", "SOUL.md"), ("open", "notes.txt")}
+    allowed = find_violations(list(RECORDER.ops), config_dir(isolated_home), [root],
+                              {"misbehaving step": (root, True)})
+    assert len(allowed) == 2  # the folder existed before the step: creating in it is not allowed
