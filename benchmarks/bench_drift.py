@@ -1,7 +1,8 @@
 """Drift guard benchmarks (issue 4). Prints figures; asserts nothing.
 
 1. Latency from ``os.replace()`` of a persona's SOUL.md to the drift event: 50 edits, median
-   and p95, with the shipped debounce (100 ms quiet, 2 s cap). Baseline: the raw inotify
+   and p95, with the shipped debounce (100 ms quiet, 2 s cap). Edits alternate between a change
+   and a revert, so each one is a state change (drifted / approved) and is announced. Baseline: the raw inotify
    delivery of the same replace to a bare FolderWatcher, measured in the same run.
 2. Idle cost with 20 personas watched: CPU as % of one core over the idle window, and RSS.
    Baseline: the same process idling for a short window before the watcher starts.
@@ -59,10 +60,14 @@ def pct(values: list[float], p: float) -> float:
 
 
 def replace_latency(target: Path, edits: int, wait_event) -> list[float]:  # type: ignore[no-untyped-def]
+    """Alternate a real change and a revert to the approved text, so every save is a state
+    change (drifted, then approved again) and is announced at once, never held by the
+    repeat cooldown."""
+    original = target.read_text()
     out = []
     for i in range(edits):
         tmp = target.with_name(f".SOUL.md.{i}.tmp")
-        tmp.write_text(f"edit {i} {time.time()}\n")
+        tmp.write_text(f"edit {i} {time.time()}\n" if i % 2 == 0 else original)
         t0 = time.monotonic()
         os.replace(tmp, target)
         t1 = wait_event(10.0)

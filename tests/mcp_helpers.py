@@ -72,6 +72,19 @@ def build_server(tools: int, require: str | None):  # type: ignore[no-untyped-de
         """The names of the server's environment variables, as JSON."""
         return json.dumps(sorted(os.environ))
 
+    @srv.tool(annotations=ToolAnnotations(readOnlyHint=True))
+    def pid() -> str:
+        """The server's process id."""
+        return str(os.getpid())
+
+    @srv.tool(annotations=ToolAnnotations(readOnlyHint=True))
+    async def nap(seconds: float) -> str:
+        """Sleep, then answer (to test call timeouts)."""
+        import anyio
+
+        await anyio.sleep(seconds)
+        return "rested"
+
     for i in range(tools):
         def make(i: int):  # type: ignore[no-untyped-def]
             def f(x: int = 0) -> str:

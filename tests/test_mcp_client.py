@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -50,14 +51,14 @@ def test_http_server_with_keyring_secret_connects_on_the_runtime_thread(
             assert [(s.name, s.state) for s in statuses] == [("demo", "connected")]
             tools = {t.spec.name: t for t in service.tools()}
             assert set(tools) == {"mcp__demo__echo", "mcp__demo__write_note", "mcp__demo__env_digest",
-                                  "mcp__demo__env_names"}
+                                  "mcp__demo__env_names", "mcp__demo__pid", "mcp__demo__nap"}
             assert tools["mcp__demo__echo"].read_only is True
             assert tools["mcp__demo__write_note"].read_only is False
             result = runtime.run(tools["mcp__demo__echo"].execute({"text": "hello"}, ToolEnv()), timeout=30)
             assert result.content == "hello" and not result.is_error
             cat = Catalog()
             service.register_into(cat)
-            assert cat.source_of("mcp__demo__echo") == "mcp:demo" and len(cat) == 4
+            assert cat.source_of("mcp__demo__echo") == "mcp:demo" and len(cat) == 6
         finally:
             runtime.run(service.close(), timeout=30)
 
@@ -131,10 +132,10 @@ def test_server_listing_a_thousand_tools_registers_all_of_them(service: McpServi
         service.add(ServerConfig("big", "http", url=srv.url, timeout=60))
         try:
             (status,) = runtime.run(service.connect_all(), timeout=120)
-            assert status.state == "connected" and status.tools == 1004
+            assert status.state == "connected" and status.tools == 1006
             cat = Catalog()
             service.register_into(cat)
-            assert len(cat) == 1004
+            assert len(cat) == 1006
             assert cat.source_of("mcp__big__bulk_0999") == "mcp:big"
             tool = cat.lookup("mcp__big__bulk_0500")
             assert tool is not None
@@ -268,3 +269,62 @@ def test_redirect_reason_names_the_location_it_did_not_follow(service: McpServic
             runtime.run(service.close(), timeout=30)
         assert status.state == "failed"
         assert "not followed" in status.reason and str(other.port) in status.reason
+
+
+def test_secret_query_parameter_is_sent_only_when_connecting(service: McpService, runtime: Runtime) -> None:
+    with RawServer("401") as srv:
+        value = "query-secret-8842+x"
+        url = srv.url + "?api_key=" + value.replace("+", "%2B") + "&mode=a"
+        service.save(service.load())  # an empty config file
+        from hearthside.core.mcpconfig import parse_host_config
+
+        parsed = parse_host_config(json.dumps({"mcpServers": {"qs": {"url": url, "timeout": 5}}}))
+        for ref, v in parsed.secrets.items():
+            service.store.set(ref, v)
+        service.save(service.load().with_server(parsed.servers[0]))
+        assert value not in service.paths.mcp_file.read_text()
+        try:
+            (status,) = runtime.run(service.connect_all(), timeout=60)
+        finally:
+            runtime.run(service.close(), timeout=30)
+            service.store.delete("mcp/qs/query/api_key")
+        assert status.state == "failed" and "authentication" in status.reason
+        first = srv.requests[0][":request"]
+        assert "api_key=query-secret-8842%2Bx" in first and "mode=a" in first
+
+
+def test_killed_stdio_server_is_restarted(service: McpService, runtime: Runtime) -> None:
+    import signal
+
+    cmd, args = stdio_command()
+    service.add(ServerConfig("child", "stdio", command=cmd, args=tuple(args), timeout=20))
+    try:
+        (status,) = runtime.run(service.connect_all(), timeout=60)
+        assert status.state == "connected", status.reason
+        pid_tool = next(t for t in service.tools() if t.spec.name == "mcp__child__pid")
+        first_pid = int(runtime.run(pid_tool.execute({}, ToolEnv()), timeout=30).content)
+        conn = service._connections["child"]
+        os.kill(first_pid, signal.SIGKILL)
+        assert runtime.run(conn.wait_for("failed", 30), timeout=40).state == "failed"
+        assert runtime.run(conn.wait_for("connected", 60), timeout=70).state == "connected"
+        pid_tool = next(t for t in service.tools() if t.spec.name == "mcp__child__pid")
+        second_pid = int(runtime.run(pid_tool.execute({}, ToolEnv()), timeout=30).content)
+        assert second_pid != first_pid
+    finally:
+        runtime.run(service.close(), timeout=30)
+
+
+def test_a_call_longer_than_the_timeout_fails_and_the_session_keeps_working(
+    service: McpService, runtime: Runtime
+) -> None:
+    with HttpServerProcess() as srv:
+        service.add(ServerConfig("slow", "http", url=srv.url, timeout=1.5))
+        try:
+            runtime.run(service.connect_all(), timeout=60)
+            tools = {t.spec.name: t for t in service.tools()}
+            late = runtime.run(tools["mcp__slow__nap"].execute({"seconds": 5}, ToolEnv()), timeout=30)
+            assert late.is_error and "did not answer within 1.5 s" in late.content
+            quick = runtime.run(tools["mcp__slow__nap"].execute({"seconds": 0.1}, ToolEnv()), timeout=30)
+            assert quick.content == "rested" and not quick.is_error
+        finally:
+            runtime.run(service.close(), timeout=30)

@@ -168,3 +168,25 @@ def test_with_secret_converts_an_existing_header_case_insensitively() -> None:
     new, ref = with_secret(cfg, "Authorization")
     assert ref == "mcp/a/header/authorization"
     assert dict(new.headers) == {"authorization": SecretRef(ref)}
+
+
+def test_secret_query_parameter_in_an_imported_url_moves_out_of_the_url() -> None:
+    from hearthside.core.mcpconfig import url_with_secrets
+
+    doc = {"mcpServers": {"q": {"url": "https://mcp.example.com/mcp?api_key=k3y-Value%2B1&profile=work"}}}
+    parsed = parse_host_config(json.dumps(doc))
+    (cfg,) = parsed.servers
+    assert cfg.url == "https://mcp.example.com/mcp?profile=work"
+    assert cfg.url_secrets == {"api_key": SecretRef("mcp/q/query/api_key")}
+    assert parsed.secrets == {"mcp/q/query/api_key": "k3y-Value+1"}
+    assert "k3y" not in McpConfig(parsed.servers).dumps()
+    again, _ = parse_stored(McpConfig(parsed.servers).dumps())
+    assert again.servers == parsed.servers
+    assert url_with_secrets(cfg.url, {"api_key": "k3y-Value+1"}) == (
+        "https://mcp.example.com/mcp?profile=work&api_key=k3y-Value%2B1")
+
+
+def test_secret_query_parameter_over_plain_http_to_another_host_is_refused() -> None:
+    doc = {"mcpServers": {"q": {"url": "http://mcp.example.com/mcp?token=abcdef"}}}
+    with pytest.raises(McpConfigError, match="plain http"):
+        parse_host_config(json.dumps(doc))

@@ -64,3 +64,48 @@ def test_versions_are_never_reused_even_after_undo() -> None:
                                         ("call me at 555-1234", "")])
 def test_secret_shapes_are_named(text: str, shape: str) -> None:
     assert (shape in secret_shape(text)) if shape else secret_shape(text) == ""
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from hearthside.core.memory import VersionConflictError  # noqa: E402
+
+_ops = st.lists(st.tuples(st.sampled_from(["remember", "forget", "undo", "cas-stale"]),
+                          st.sampled_from(["a", "b/c"]), st.text("xyz ", max_size=5)), max_size=120)
+
+
+@settings(max_examples=60, deadline=None)
+@given(_ops)
+def test_random_operation_sequences_keep_the_invariants(ops: list[tuple[str, str, str]]) -> None:
+    doc = MemoryDocument()
+    writes = 0
+    for op, key, value in ops:
+        rec = doc.inspect(key)
+        try:
+            if op == "remember":
+                doc.remember(key, value)
+                writes += 1
+            elif op == "forget":
+                if doc.forget(key) is not None:
+                    writes += 1
+            elif op == "undo" and rec is not None:
+                doc.undo(key, rec.current.version)
+                writes += 1
+            elif op == "cas-stale" and rec is not None and len(rec.revisions) > 1:
+                with pytest.raises(VersionConflictError):
+                    doc.remember(key, value, expected=rec.revisions[-2].version)
+        except VersionConflictError:
+            raise
+        after = doc.inspect(key)
+        if after is not None:
+            assert len(after.revisions) <= 64
+            assert sum(r.status == "active" for r in after.revisions) <= 1
+            assert after.revisions[-1] == after.current
+            got = doc.recall(key)
+            assert (got is not None) == (after.current.status == "active")
+            if got is not None:
+                assert got.value == after.current.value
+    assert doc.seq == writes
+    again = MemoryDocument.from_json_obj(doc.to_json_obj())
+    assert again.list() == doc.list() and again.seq == doc.seq

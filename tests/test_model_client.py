@@ -172,3 +172,31 @@ def test_a_broken_event_stream_is_a_clear_error(sse: str, why: str) -> None:
     with FakeModel([{"sse": sse}]) as fm:
         with pytest.raises(ModelError, match=why):
             run(_client(fm).complete(MSGS, []))
+
+
+def test_model_cli_use_set_key_and_chat_sends_the_keyring_key(app_context, run_cli, secret_service) -> None:  # type: ignore[no-untyped-def]
+    import hearthside.app.context  # noqa: F401
+    from personas import make_persona
+
+    make_persona(app_context)
+    with FakeModel([{"text": "hello"}], model_ids=("tiny",)) as fm:
+        used = run_cli("model", "use", fm.base_url, "tiny")
+        stored = run_cli("model", "set-key", input="sk-test-keyring-value-0123456789\n")
+        shown = run_cli("model", "show", "--json")
+        chatted = run_cli("chat", "juniper", "hi")
+        auth = fm.headers[0]["authorization"]
+    assert used.returncode == 0 and stored.returncode == 0, (used.stderr, stored.stderr)
+    doc = json.loads(shown.stdout)
+    assert doc == {"base_url": fm.base_url, "model": "tiny", "api_key": True, "source": "settings",
+                   "credential_source": "keyring"}
+    assert "sk-test-keyring" not in shown.stdout + stored.stdout + stored.stderr
+    assert chatted.returncode == 0 and chatted.stdout == "hello\n"
+    assert auth == "Bearer sk-test-keyring-value-0123456789"
+    assert "sk-test-keyring" not in app_context.paths.settings_file.read_text()
+    gone = run_cli("model", "forget-key")
+    assert gone.returncode == 0 and json.loads(run_cli("model", "show", "--json").stdout)["api_key"] is False
+
+
+def test_model_use_refuses_something_that_is_not_an_address(run_cli) -> None:  # type: ignore[no-untyped-def]
+    bad = run_cli("model", "use", "localhost:11434", "llama3")
+    assert bad.returncode == 1 and "not a web address" in bad.stderr

@@ -40,7 +40,8 @@ def test_no_secret_is_copied_anywhere_after_a_full_session(  # type: ignore[no-u
     imported_header = f"imp-{uid}-header?&"
     imported_env = f"ghp_{uid}envEnvEnvEnv"
     extra = f"xk-{uid}-set-secret"
-    secrets = [added, rotated, imported_header, imported_env, extra]
+    in_url = f"qs/{uid}+Q=="
+    secrets = [added, rotated, imported_header, imported_env, extra, in_url]
 
     outputs: list[str] = []
 
@@ -69,10 +70,13 @@ def test_no_secret_is_copied_anywhere_after_a_full_session(  # type: ignore[no-u
         host_file.write_text(json.dumps({"mcpServers": {
             "beta": {"url": srv2.url, "headers": {"X-Api-Key": imported_header}},
             "gamma": {"command": cmd, "args": args, "env": {"SERVICE_TOKEN": imported_env}},
+            "delta": {"url": srv2.url + "?access_token=" + urllib.parse.quote(in_url, safe="")},
         }}))
         cli("mcp", "import", str(host_file))
         cli("mcp", "import", str(host_file), ok=False)  # the duplicate attempt errors cleanly
         cli("mcp", "test", "beta")
+        refused = cli("mcp", "test", "delta", ok=False)  # the query secret travels; the server says 401
+        assert refused.returncode == 1 and "authentication" in refused.stderr
         cli("mcp", "tools", "gamma", "--json")
         cli("mcp", "set-secret", "gamma", "OTHER_TOKEN", input=extra + "\n")
         cli("mcp", "tools", "gamma")
@@ -92,7 +96,7 @@ def test_no_secret_is_copied_anywhere_after_a_full_session(  # type: ignore[no-u
         cli("mcp", "add", "argv", "--url", srv.url, "--header", f"Authorization={extra}", ok=False)
 
         # remove everything: the keyring entries go too
-        for name in ("alpha", "beta", "gamma"):
+        for name in ("alpha", "beta", "gamma", "delta"):
             cli("mcp", "remove", name)
     finally:
         srv.kill()
@@ -100,7 +104,7 @@ def test_no_secret_is_copied_anywhere_after_a_full_session(  # type: ignore[no-u
 
     store = KeyringSecretStore()
     for ref in ("mcp/alpha/header/authorization", "mcp/beta/header/x-api-key",
-                "mcp/gamma/env/SERVICE_TOKEN", "mcp/gamma/env/OTHER_TOKEN"):
+                "mcp/gamma/env/SERVICE_TOKEN", "mcp/gamma/env/OTHER_TOKEN", "mcp/delta/query/access_token"):
         assert store.get(ref) is None, ref
 
     files = [p for p in isolated_home.rglob("*") if p.is_file() and not p.is_symlink()]

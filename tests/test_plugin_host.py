@@ -160,7 +160,6 @@ def test_a_valid_mcp_contribution_is_copied_and_stamped() -> None:
 
 def test_the_constraints_pin_hearthside_and_its_libraries_at_running_versions() -> None:
     import pluggy
-
     from hearthside import __version__
     from hearthside.pluginhost.installer import host_constraints
 

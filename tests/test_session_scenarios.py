@@ -120,3 +120,18 @@ def test_strict_mode_leaves_a_drifted_file_out_of_new_sessions(app_context) -> N
     snap = app_context.sessions.prepare("juniper")
     assert "## USER.md" not in snap.snapshot.system_prompt
     assert any("USER.md left out" in n for n in snap.notes)
+
+
+def test_skills_are_listed_by_name_and_description_and_the_skill_tool_loads_the_body(app_context, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    folder = make_persona(app_context)
+    skill = folder / "skills" / "plan-trip"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: plan-trip\ndescription: Plan a weekend trip step by step.\n---\n"
+                                    "Step 1: ask where.\n")
+    with FakeModel([{"tool_calls": [("Skill", json.dumps({"name": "plan-trip"}))]}, {"text": "Where to?"}]) as fm:
+        use_model(monkeypatch, fm)
+        chat(app_context, "juniper", "plan a trip")
+        system = fm.requests[0]["messages"][0]["content"]
+        tool_out = [m for m in fm.requests[1]["messages"] if m["role"] == "tool"][0]["content"]
+    assert "- plan-trip: Plan a weekend trip step by step." in system
+    assert "Step 1: ask where." not in system and "Step 1: ask where." in tool_out

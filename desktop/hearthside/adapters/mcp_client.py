@@ -19,7 +19,6 @@ import os
 import ssl
 import tempfile
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import IO, Any
 
 import anyio
@@ -29,7 +28,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from ..core.mcpconfig import SecretRef, ServerConfig, origin_of
+from ..core.mcpconfig import SecretRef, ServerConfig, ServerStatus, origin_of, url_with_secrets
 from ..core.redact import SECRET_HEADER_NAMES, is_secret_name, redact, register_secret
 from ..core.secrets import SecretStoreError
 from ..core.tools import TOOL_NAME_RX, ToolEnv, ToolResult, ToolSpec
@@ -48,23 +47,6 @@ MAX_TOOL_PAGES = 200
 
 SecretResolver = Callable[[str], "str | None"]
 StatusListener = Callable[["ServerStatus"], None]
-
-
-@dataclass(frozen=True)
-class ServerStatus:
-    """Where one server stands: ``connected``, ``connecting``, ``disabled`` or ``failed``."""
-
-    name: str
-    state: str
-    reason: str = ""
-    tools: int = 0
-    transport: str = ""
-    source: str = "user"
-    skipped_tools: tuple[str, ...] = field(default=())
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "state": self.state, "reason": self.reason, "tools": self.tools,
-                "transport": self.transport, "source": self.source}
 
 
 class McpConnectError(Exception):
@@ -434,6 +416,7 @@ class McpConnection:
         secret_names = set(cfg.secret_refs())
         plain = {k: v for k, v in headers.items() if k not in secret_names}
         secret = {k: v for k, v in headers.items() if k in secret_names}
+        url = url_with_secrets(cfg.url, self._resolved(cfg.url_secrets, "URL parameter ?"))
         transport = OriginBoundTransport(origin_of(cfg.url), secret)
 
         async def on_response(response: httpx2.Response) -> None:
@@ -446,7 +429,7 @@ class McpConnection:
             event_hooks={"response": [on_response]},
         )
         await stack.enter_async_context(client)
-        return await stack.enter_async_context(streamable_http_client(cfg.url, http_client=client))
+        return await stack.enter_async_context(streamable_http_client(url, http_client=client))
 
     def _resolved(self, pairs: Mapping[str, str | SecretRef], what: str) -> dict[str, str]:
         out: dict[str, str] = {}
@@ -457,9 +440,10 @@ class McpConnection:
                 except SecretStoreError as exc:
                     raise McpConnectError(str(exc)) from None
                 if value is None:
+                    key = f"?{k}" if what.endswith("?") else k
                     raise McpConnectError(
-                        f"the secret for {what} {k} is not set: run "
-                        f"'hearthside mcp set-secret {self.name} {k}'"
+                        f"the secret for {what.rstrip(' ?')} {k} is not set: run "
+                        f"'hearthside mcp set-secret {self.name} {key}'"
                     )
                 register_secret(value)
                 out[k] = value

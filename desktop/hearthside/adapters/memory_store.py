@@ -11,6 +11,7 @@ moves it aside (``hearthside memory repair``).
 from __future__ import annotations
 
 import builtins
+import contextlib
 import errno
 import json
 import os
@@ -145,8 +146,21 @@ class JsonMemoryStore:
         with self._mutex, self._shared():
             return fn(self._load()[1])
 
+    def _sweep_orphans(self) -> None:
+        """Remove temp files of writers that were killed mid-save. Safe under the exclusive
+        lock: temp files are only ever written by the lock holder."""
+        try:
+            names = os.listdir(self.directory)
+        except FileNotFoundError:
+            return
+        for name in names:
+            if name.startswith(".memory.json.") and name.endswith(".tmp"):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(self.directory / name)
+
     def _write(self, fn: Callable[[MemoryDocument], T]) -> T:
         with self._mutex, self._exclusive():
+            self._sweep_orphans()
             _, doc = self._load()
             try:
                 out = fn(doc)

@@ -13,6 +13,7 @@ import asyncio
 import json
 import os
 import random
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -105,6 +106,20 @@ async def probe_local(timeout: float = 0.5) -> list[dict[str, Any]]:
     return found
 
 
+_SSL_CONTEXT: Any = None
+_SSL_LOCK = threading.Lock()
+
+
+def _ssl_context() -> Any:
+    """One TLS context per process: building one loads the CA bundle (tens of ms), which would
+    otherwise be paid by every heartbeat."""
+    global _SSL_CONTEXT
+    with _SSL_LOCK:
+        if _SSL_CONTEXT is None:
+            _SSL_CONTEXT = httpx2.create_ssl_context()
+        return _SSL_CONTEXT
+
+
 class _Retryable(Exception):
     def __init__(self, message: str, retry_after: float | None = None) -> None:
         super().__init__(message)
@@ -127,7 +142,7 @@ class OpenAICompatibleModel:
             if c.api_key:
                 headers["Authorization"] = f"Bearer {c.api_key}"
             self._client = httpx2.AsyncClient(
-                headers=headers, trust_env=False, follow_redirects=False,
+                headers=headers, trust_env=False, follow_redirects=False, verify=_ssl_context(),
                 timeout=httpx2.Timeout(c.read_timeout, connect=c.connect_timeout),
             )
         return self._client
@@ -308,7 +323,8 @@ def describe_model(app: Any, timeout: float = 3.0) -> dict[str, Any]:
         headers = {"Authorization": f"Bearer {cfg.api_key}"} if cfg.api_key else {}
         data = {"base_url": cfg.base_url, "model": cfg.model, "api_key": bool(cfg.api_key)}
         try:
-            async with httpx2.AsyncClient(timeout=timeout, trust_env=False, headers=headers) as client:
+            async with httpx2.AsyncClient(timeout=timeout, trust_env=False, headers=headers,
+                                          verify=_ssl_context()) as client:
                 r = await client.get(f"{cfg.base_url}/models")
         except httpx2.HTTPError as exc:
             return {"status": "warn", "detail": f"{cfg.base_url} is not answering ({type(exc).__name__}); "

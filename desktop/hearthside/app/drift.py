@@ -17,8 +17,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..adapters.watcher import FolderWatcher, WatchReport
 from ..core.compose import BOOTSTRAP_ORDER, read_persona_file
 from ..core.drift import (
     APPROVED,
@@ -39,6 +39,9 @@ from .baselines import BaselineStore, BaselineWriteError
 from .paths import AppPaths
 from .personas import PersonaService
 from .settings import SettingsStore
+
+if TYPE_CHECKING:  # watchdog is imported only when watching starts: `soul status` stays quick
+    from ..adapters.watcher import FolderWatcher, WatchReport
 
 log = logging.getLogger(__name__)
 
@@ -354,9 +357,9 @@ class DriftService:
                 raise DriftError(
                     "Nothing was approved: " + "; ".join(refused) + ". Fix the file and approve again."
                 )
-            for st in done:
-                self._note_state(st)
-            return done
+        for st in done:  # announced outside the lock: a subscriber may call back into us
+            self._note_state(st)
+        return done
 
     def diff(self, path: str) -> str:
         """A unified diff from the approved copy to the current content of one file."""
@@ -406,6 +409,8 @@ class DriftService:
             if self._running:
                 return
             self._running = True
+            from ..adapters.watcher import FolderWatcher
+
             self._watcher = FolderWatcher(self._on_path, poll_interval=self._poll_interval)
             self._refresh_units()
             for st in self.scan():
@@ -445,6 +450,8 @@ class DriftService:
         """
         report = self.watch_report()
         if report is None:
+            from ..adapters.watcher import FolderWatcher
+
             probe = FolderWatcher(lambda _p, _d: None, poll_interval=self._poll_interval)
             self._units = {u.key: u for u in self.units()}
             probe.set_targets(self._targets())

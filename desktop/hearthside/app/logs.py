@@ -8,6 +8,7 @@ drops its args) because a secret often travels as a ``%s`` argument, not in the 
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import logging.handlers
 import os
@@ -73,10 +74,11 @@ def _excepthook(exc_type: type[BaseException], exc: BaseException, tb: Traceback
         return
     report = format_crash(exc_type, exc, tb)
     logging.getLogger("hearthside.crash").critical("unhandled exception:\n%s", report)
-    try:
-        sys.stderr.write(report)
-    except Exception:  # noqa: BLE001
-        pass
+    on_terminal = any(getattr(h, "_hearthside", False) and isinstance(h, logging.StreamHandler)
+                      and not isinstance(h, logging.FileHandler) for h in logging.getLogger().handlers)
+    if not on_terminal:
+        with contextlib.suppress(Exception):
+            sys.stderr.write(report)
 
 
 def _thread_excepthook(args: threading.ExceptHookArgs) -> None:

@@ -21,6 +21,7 @@ from ..core.mcpconfig import (
     McpConfig,
     McpConfigError,
     ServerConfig,
+    ServerStatus,
     env_ref,
     header_ref,
     parse_host_config,
@@ -103,7 +104,7 @@ class McpService:
         self.backoff = backoff
         self.load_error = ""
         self._connections: dict[str, Any] = {}
-        self.on_status: Callable[[Any], None] | None = None
+        self.on_status: Callable[[ServerStatus], None] | None = None
         self._file_lock: Any = None
 
     # --- configuration -----------------------------------------------------------------
@@ -293,7 +294,7 @@ class McpService:
                 )
             self.store.set(refs[key.lower()], value)
             return pack
-        if cfg.transport == "http":
+        if cfg.transport == "http" and not key.startswith("?"):
             from ..core.mcpconfig import check_header
 
             check_header(key, value)
@@ -325,7 +326,8 @@ class McpService:
                     is_set: bool | None = self.store.get(ref) is not None
                 except SecretStoreError:
                     is_set = None
-                infos.append(SecretInfo(key, "header" if cfg.transport == "http" else "env", ref,
+                kind = "env" if cfg.transport == "stdio" else ("query" if key.startswith("?") else "header")
+                infos.append(SecretInfo(key, kind, ref,
                                         is_set, need_desc.get(key, "")))
             out.append(ServerEntry(cfg, tuple(infos), getattr(contrib, "description", "") or ""))
         return out
@@ -341,11 +343,11 @@ class McpService:
         return McpConnection(cfg, self._resolve, reconnect=reconnect, ping_interval=self.ping_interval,
                              backoff=self.backoff, on_status=self._status_changed)
 
-    def _status_changed(self, status: Any) -> None:
+    def _status_changed(self, status: ServerStatus) -> None:
         if self.on_status is not None:
             self.on_status(status)
 
-    async def connect_all(self) -> list[Any]:
+    async def connect_all(self) -> list[ServerStatus]:
         """Connect every enabled server at once (each with its own timeouts) and return their
         statuses. Already connected servers are kept; removed ones are closed."""
         wanted = {s.name: s for s in self.servers()}
@@ -360,12 +362,10 @@ class McpService:
         await asyncio.gather(*(c.start() for c in self._connections.values()))
         return self.status()
 
-    def status(self) -> list[Any]:
+    def status(self) -> list[ServerStatus]:
         """Every server's status, in config order (servers never connected show ``failed`` with
         reason "not connected yet" unless they are disabled)."""
-        from ..adapters.mcp_client import ServerStatus
-
-        out = []
+        out: list[ServerStatus] = []
         conns = dict(self._connections)
         for cfg in self.servers():
             conn = conns.get(cfg.name)
@@ -395,7 +395,7 @@ class McpService:
                 except ValueError as exc:
                     log.warning("%s", exc)
 
-    async def test(self, name: str) -> tuple[Any, list[Tool]]:
+    async def test(self, name: str) -> tuple[ServerStatus, list[Tool]]:
         """Connect one server once (no reconnect), list its tools, disconnect."""
         cfg = self.get(name)
         if not cfg.enabled:

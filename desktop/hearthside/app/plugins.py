@@ -18,6 +18,7 @@ from .. import __version__
 from ..core.contributions import McpServerContribution
 from ..core.search import SearchProvider
 from ..core.skills import (
+    ORIGIN_PACK,
     ORIGIN_PERSONA,
     ORIGIN_USER,
     DirectorySkillSource,
@@ -133,12 +134,16 @@ class PluginService:
         raw = self.settings.get(ALLOWED_SKILLS_KEY, []) or []
         return {str(x) for x in raw if isinstance(x, str)}
 
-    def held_back_skills(self) -> list[HeldSkill]:
-        """Pack skills the injection scan flagged and the user has not allowed."""
+    def _pack_skill_sources(self) -> dict[str, DirectorySkillSource]:
+        """Fresh (re-read) skill sources of the healthy packs, by pack name."""
         host = self.load()
+        return {pack: DirectorySkillSource(roots, ORIGIN_PACK, pack)
+                for pack, roots in sorted(host.skill_roots.items())}
+
+    def _held(self, sources: dict[str, DirectorySkillSource]) -> list[HeldSkill]:
         allowed = self._allowed()
         out = []
-        for pack, src in sorted(host.skill_sources.items()):
+        for pack, src in sources.items():
             for doc in src.docs():
                 hit = scan_skill(doc)
                 if hit is None:
@@ -147,6 +152,10 @@ class PluginService:
                 if held.key not in allowed:
                     out.append(held)
         return out
+
+    def held_back_skills(self) -> list[HeldSkill]:
+        """Pack skills the injection scan flagged and the user has not allowed (read afresh)."""
+        return self._held(self._pack_skill_sources())
 
     def allow_skill(self, name: str) -> list[HeldSkill]:
         """Allow held-back skills named ``name`` or ``pack/name``; returns what was allowed."""
@@ -157,17 +166,20 @@ class PluginService:
         return hits
 
     def skill_catalog(self, persona_dir: Path | None = None) -> SkillCatalog:
-        """Skills for a session: persona ``skills/``, then the user's skills folder, then packs."""
-        host = self.load()
+        """Skills for a session: persona ``skills/``, then the user's skills folder, then packs.
+
+        Pack skills are read and scanned afresh for each catalog, so the text that reaches a
+        session is the text that was scanned; flagged ones the user has not allowed are hidden.
+        """
         sources: list[SkillSource] = []
         if persona_dir is not None:
             sources.append(DirectorySkillSource([Path(persona_dir) / "skills"], ORIGIN_PERSONA))
         sources.append(DirectorySkillSource([self.paths.user_skills_dir], ORIGIN_USER))
-        held: dict[str, set[str]] = {}
-        for h in self.held_back_skills():
-            held.setdefault(h.pack, set()).add(h.name)
-        for pack, roots in sorted(host.skill_roots.items()):
-            sources.append(DirectorySkillSource(roots, "pack", pack, exclude=held.get(pack, ())))
+        packs = self._pack_skill_sources()
+        for h in self._held(packs):
+            src = packs[h.pack]
+            src.exclude = src.exclude | {h.name}
+        sources.extend(packs.values())
         return SkillCatalog(sources)
 
     # -- block list ------------------------------------------------------------------------

@@ -25,6 +25,7 @@ LAZY_COMMANDS: dict[str, str] = {
     "memory": "hearthside.cli.memory:memory",
     "heartbeat": "hearthside.cli.heartbeat:heartbeat",
     "chat": "hearthside.cli.chat:chat",
+    "model": "hearthside.cli.model:model",
 }
 
 

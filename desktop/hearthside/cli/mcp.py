@@ -95,6 +95,8 @@ def list_cmd(ctx: click.Context, as_json: bool) -> None:
         if c.transport == "http":
             d["url"] = c.url
             d["headers"] = {k: (MASK if k in c.secret_refs() else v) for k, v in c.headers.items()}
+            if c.url_secrets:
+                d["url_secrets"] = {k: MASK for k in c.url_secrets}
             d["allow_insecure_http"] = c.allow_insecure_http
         else:
             d["command"] = c.command
@@ -288,7 +290,7 @@ def set_secret_cmd(ctx: click.Context, name: str, header: str) -> None:
     app = _setup(ctx)
     try:
         cfg = app.mcp.get(name)
-        if cfg.transport == "http":
+        if cfg.transport == "http" and not header.startswith("?"):
             check_header(header, "")
         value = read_secret(f"{name} {header}")
         app.mcp.set_secret(name, header, value)

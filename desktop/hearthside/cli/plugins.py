@@ -116,6 +116,9 @@ def disable_cmd(ctx: click.Context, name: str) -> None:
         click.echo(f"{name} is already disabled.")
         return
     click.echo(f"disabled {name}. It will not be loaded from the next start.")
+    if name not in svc.known_names():
+        click.echo(f"note: no installed pack is called {name!r} yet; a pack of that name will "
+                   "stay off if you install one", err=True)
 
 
 @plugins.command("enable")

@@ -55,6 +55,11 @@ def header_ref(server: str, header: str) -> str:
     return f"mcp/{server}/header/{header.lower()}"
 
 
+def query_ref(server: str, param: str) -> str:
+    """The stable keyring reference for a secret URL query parameter (``?api_key=...``)."""
+    return f"mcp/{server}/query/{param}"
+
+
 def env_ref(server: str, key: str) -> str:
     """The stable keyring reference for a stdio server's env secret."""
     return f"mcp/{server}/env/{key}"
@@ -76,11 +81,18 @@ class ServerConfig:
     timeout: float = DEFAULT_TIMEOUT
     allow_insecure_http: bool = False
     source: str = "user"
+    #: Secret URL query parameters (``?api_key=...`` in another host's config), added to the
+    #: URL only when connecting; the stored ``url`` is without them.
+    url_secrets: Mapping[str, SecretRef] = field(default_factory=dict)
 
     def secret_refs(self) -> dict[str, str]:
-        """``{header or env name: keyring reference}`` for every secret this server uses."""
+        """``{header or env name: keyring reference}`` for every secret this server uses; a
+        secret URL parameter is keyed ``?name``."""
         pairs = self.headers if self.transport == "http" else self.env
-        return {k: v.ref for k, v in pairs.items() if isinstance(v, SecretRef)}
+        out = {k: v.ref for k, v in pairs.items() if isinstance(v, SecretRef)}
+        if self.transport == "http":
+            out.update({f"?{k}": v.ref for k, v in self.url_secrets.items()})
+        return out
 
     def as_json(self) -> dict[str, Any]:
         """The ``mcp.json`` entry: plain values plus ``{"secret": ref}`` for secrets."""
@@ -100,11 +112,31 @@ class ServerConfig:
             d["url"] = self.url
             if self.headers:
                 d["headers"] = enc(self.headers)
+            if self.url_secrets:
+                d["url_secrets"] = enc(self.url_secrets)
             if self.allow_insecure_http:
                 d["allow_insecure_http"] = True
         d["enabled"] = self.enabled
         d["timeout"] = self.timeout
         return d
+
+
+@dataclass(frozen=True)
+class ServerStatus:
+    """Where one server stands: ``connected``, ``connecting``, ``disabled`` or ``failed``, with a
+    reason a user can act on (already redacted) and how many tools it offers."""
+
+    name: str
+    state: str
+    reason: str = ""
+    tools: int = 0
+    transport: str = ""
+    source: str = "user"
+    skipped_tools: tuple[str, ...] = field(default=())
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "state": self.state, "reason": self.reason, "tools": self.tools,
+                "transport": self.transport, "source": self.source}
 
 
 # --- rules -----------------------------------------------------------------------------------
@@ -301,8 +333,13 @@ def server_from_entry(
         if not isinstance(url, str):
             raise McpConfigError(f"server {name!r}: an HTTP server needs a url")
         headers = split(_str_map(raw.get("headers"), f"server {name!r} headers"), header_ref, "header")
+        url, query_secrets = _split_secret_query(name, url, secrets, missing)
+        for k, v in _str_map(raw.get("url_secrets"), f"server {name!r} url_secrets").items():
+            if not (isinstance(v, dict) and isinstance(v.get("secret"), str)):
+                raise McpConfigError(f"server {name!r}: url_secrets {k!r} must be a secret reference")
+            query_secrets[k] = SecretRef(v["secret"])
         cfg = ServerConfig(
-            name, "http", url=url, headers=headers,
+            name, "http", url=url, headers=headers, url_secrets=query_secrets,
             allow_insecure_http=bool(raw.get("allow_insecure_http", False)), **common,
         )
     elif kind == "stdio":
@@ -320,6 +357,43 @@ def server_from_entry(
     else:
         raise McpConfigError(f"server {name!r}: unknown type {kind!r} (use stdio or http)")
     return validate_server(cfg), secrets, missing
+
+
+def _split_secret_query(
+    name: str, url: str, secrets: dict[str, str], missing: list[str]
+) -> tuple[str, dict[str, SecretRef]]:
+    """Take secret-shaped query parameters (``?api_key=...``) out of ``url``: their values go
+    to ``secrets`` (or ``missing`` for a placeholder) and the URL keeps the rest."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError:
+        return url, {}
+    if not parts.query:
+        return url, {}
+    kept: list[tuple[str, str]] = []
+    refs: dict[str, SecretRef] = {}
+    for k, v in urllib.parse.parse_qsl(parts.query, keep_blank_values=True):
+        if is_secret_name(k) and v:
+            ref = query_ref(name, k)
+            refs[k] = SecretRef(ref)
+            if PLACEHOLDER_RX.match(v):
+                missing.append(ref)
+            else:
+                secrets[ref] = v
+        else:
+            kept.append((k, v))
+    if not refs:
+        return url, {}
+    return urllib.parse.urlunsplit(parts._replace(query=urllib.parse.urlencode(kept))), refs
+
+
+def url_with_secrets(url: str, values: Mapping[str, str]) -> str:
+    """``url`` with the secret query parameters put back (only when connecting)."""
+    if not values:
+        return url
+    parts = urllib.parse.urlsplit(url)
+    query = urllib.parse.parse_qsl(parts.query, keep_blank_values=True) + list(values.items())
+    return urllib.parse.urlunsplit(parts._replace(query=urllib.parse.urlencode(query)))
 
 
 def parse_host_config(text: str, what: str = "the file") -> ParsedServers:
@@ -420,6 +494,13 @@ def parse_stored(text: str) -> tuple[McpConfig, dict[str, str]]:
 def with_secret(cfg: ServerConfig, key: str) -> tuple[ServerConfig, str]:
     """``cfg`` with header (http) or env key (stdio) ``key`` turned into a secret reference.
     Returns the new config and the reference to store the value under."""
+    if cfg.transport == "http" and key.startswith("?"):
+        param = key[1:]
+        if not param:
+            raise McpConfigError("name the URL parameter after '?', e.g. '?api_key'")
+        ref = query_ref(cfg.name, param)
+        new = replace(cfg, url_secrets={**cfg.url_secrets, param: SecretRef(ref)})
+        return validate_server(new), ref
     if cfg.transport == "http":
         check_header(key, "")
         existing = next((k for k in cfg.headers if k.lower() == key.lower()), key)

@@ -285,7 +285,8 @@ class _Loaded:
 class DirectorySkillSource:
     """Skills from folders on disk. Each root is one skill folder or a folder of skill folders.
 
-    ``exclude`` drops skills by name (held-back pack skills). The folders are scanned once, on
+    ``exclude`` hides skills by name (held-back pack skills; it may be set after a scan, since
+    it applies on lookup). The folders are scanned once, on
     first use, so a session sees a stable set.
     """
 
@@ -352,8 +353,6 @@ class DirectorySkillSource:
         for w in doc.warnings:
             self._diag(folder.name, w)
         name = doc.meta.name
-        if name in self.exclude:
-            return
         if name in found:
             self._diag(name, f"a second skill named {name!r} in the same source was ignored")
             return
@@ -369,11 +368,11 @@ class DirectorySkillSource:
         return [s.doc for s in self._scan().values()]
 
     def list(self) -> builtins.list[SkillMeta]:
-        return [s.doc.meta for _, s in sorted(self._scan().items())]
+        return [s.doc.meta for n, s in sorted(self._scan().items()) if n not in self.exclude]
 
     def _get(self, name: str) -> _Loaded:
         s = self._scan().get(name)
-        if s is None:
+        if s is None or name in self.exclude:
             raise SkillNotFound(f"there is no skill named {name!r}")
         return s
 

@@ -1,0 +1,99 @@
+"""``hearthside model show|use|set-key|forget-key|find``: which model personas talk to."""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from ..adapters.model_client import API_KEY_REF, ModelNotConfigured, probe_local, resolve_config
+from ..core.secrets import SecretStoreError
+from .common import HandledError, emit_json, get_app, json_option
+
+
+@click.group()
+def model() -> None:
+    """Choose the model (any OpenAI-compatible endpoint) and store its API key in the keyring."""
+
+
+@model.command("show")
+@json_option
+@click.pass_context
+def show_cmd(ctx: click.Context, as_json: bool) -> None:
+    """Show the model in use and where each part comes from (the key is never shown)."""
+    app = get_app(ctx)
+    env_key = bool(os.environ.get("HEARTHSIDE_MODEL_API_KEY"))
+    try:
+        secrets = None if env_key else app.secrets
+        cfg = resolve_config(app.settings, secrets)
+    except ModelNotConfigured as exc:
+        raise HandledError(str(exc)) from exc
+    except SecretStoreError as exc:
+        raise HandledError(str(exc)) from exc
+    doc = {
+        "base_url": cfg.base_url, "model": cfg.model, "api_key": bool(cfg.api_key),
+        "source": "environment" if os.environ.get("HEARTHSIDE_MODEL_BASE_URL") else "settings",
+        "credential_source": "environment" if env_key else ("keyring" if cfg.api_key else "none"),
+    }
+    if as_json:
+        emit_json(doc)
+        return
+    click.echo(f"{cfg.model} at {cfg.base_url} (from {doc['source']}); API key: {doc['credential_source']}")
+
+
+@model.command("use")
+@click.argument("base_url")
+@click.argument("name")
+@click.pass_context
+def use_cmd(ctx: click.Context, base_url: str, name: str) -> None:
+    """Use the model NAME at BASE_URL (for example http://127.0.0.1:11434/v1 llama3.2)."""
+    if not base_url.startswith(("http://", "https://")):
+        raise HandledError(f"{base_url!r} is not a web address; it starts with http:// or https://.")
+    app = get_app(ctx)
+    app.settings.set("model.base_url", base_url.rstrip("/"))
+    app.settings.set("model.name", name)
+    click.echo(f"Personas now talk to {name} at {base_url.rstrip('/')}.")
+
+
+@model.command("set-key")
+@click.pass_context
+def set_key_cmd(ctx: click.Context) -> None:
+    """Store the API key in the keyring (typed at a hidden prompt, or one line on stdin)."""
+    from .mcp import read_secret
+
+    value = read_secret("API key")
+    if not value:
+        raise HandledError("no key was given; nothing was stored.")
+    try:
+        get_app(ctx).secrets.set(API_KEY_REF, value)
+    except SecretStoreError as exc:
+        raise HandledError(str(exc)) from exc
+    click.echo("The API key is stored in the keyring.")
+
+
+@model.command("forget-key")
+@click.pass_context
+def forget_key_cmd(ctx: click.Context) -> None:
+    """Remove the API key from the keyring."""
+    try:
+        get_app(ctx).secrets.delete(API_KEY_REF)
+    except SecretStoreError as exc:
+        raise HandledError(str(exc)) from exc
+    click.echo("The API key was removed from the keyring.")
+
+
+@model.command("find")
+@json_option
+@click.pass_context
+def find_cmd(ctx: click.Context, as_json: bool) -> None:
+    """Look for Ollama and LM Studio on this computer."""
+    found = get_app(ctx).runtime.run(probe_local(), timeout=10)
+    if as_json:
+        emit_json(found)
+        return
+    if not found:
+        click.echo("No local model server found (Ollama: port 11434, LM Studio: port 1234).")
+    for f in found:
+        click.echo(f"{f['label']} at {f['base_url']}: {', '.join(f['models']) or 'no models'}")
+        if f["models"]:
+            click.echo(f"  use it with: hearthside model use {f['base_url']} {f['models'][0]}")
