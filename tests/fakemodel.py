@@ -51,13 +51,13 @@ class FakeModel:
             def log_message(self, *a: Any) -> None:
                 pass
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 if self.path.rstrip("/").endswith("/models"):
                     fake._json(self, 200, {"object": "list", "data": [{"id": m, "object": "model"} for m in fake.model_ids]})
                 else:
                     fake._json(self, 404, {"error": {"message": "not found"}})
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 n = int(self.headers.get("content-length") or 0)
                 raw = self.rfile.read(n)
                 try:

@@ -11,10 +11,15 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-
 from hearthside.core.memory import (
-    ABSENT, MAX_REVISIONS, InvalidKeyError, LimitError, MemoryStoreError, NotFoundError,
-    SecretValueError, VersionConflictError,
+    ABSENT,
+    MAX_REVISIONS,
+    InvalidKeyError,
+    LimitError,
+    MemoryStoreError,
+    NotFoundError,
+    SecretValueError,
+    VersionConflictError,
 )
 
 Factory = Callable[[], Any]

@@ -107,3 +107,38 @@ def test_ctrl_c_cancels_a_slow_answer_cleanly(app_context, tmp_path) -> None:  #
                 proc.kill()
                 proc.wait(10)
     assert proc.returncode == 1 and "cancelled" in err and "Traceback" not in err and out == ""
+
+
+def test_chat_on_a_terminal_asks_before_a_mutating_tool_and_runs_it_when_allowed(app_context, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    from fakemodel import wait_for
+
+    make_persona(app_context)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    app_context.settings.set("files.workspace", str(ws))
+    write = json.dumps({"path": "note.txt", "content": "hello from juniper"})
+    master, slave = pty.openpty()
+    with FakeModel([{"tool_calls": [("Write", write)]}, {"text": "Written."}]) as fm:
+        proc = subprocess.Popen([sys.executable, "-m", "hearthside", "chat", "juniper", "write a note"],
+                                env={**os.environ, **fm.env(), "HEARTHSIDE_MODEL_API_KEY": "k"},
+                                stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        os.close(slave)
+        try:
+            assert wait_for(lambda: fm.requests, 30)
+            os.write(master, b"y\n")  # the answer to "Allow Write(...)?", typed on the terminal
+            out, err = proc.communicate(timeout=30)
+        finally:
+            os.close(master)
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(10)
+        tool_msgs = [m["content"] for m in fm.requests[1]["messages"] if m["role"] == "tool"]
+    assert proc.returncode == 0, err
+    assert "Allow Write(" in err and out.endswith("Written.\n")
+    assert (ws / "note.txt").read_text() == "hello from juniper"
+    assert not tool_msgs[0].startswith("Error")

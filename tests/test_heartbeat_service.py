@@ -201,3 +201,24 @@ def test_a_scheduled_interval_ticks_on_its_own(app_context, monkeypatch) -> None
 
         run(scenario(), timeout=30)
     assert len(fm.requests) >= 2 and fm.max_active == 1
+
+
+def test_a_persona_created_while_running_gets_its_own_schedule(app_context, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    make_persona(app_context, "first")
+    fast = {"heartbeat_interval_minutes": 0.005}
+    app_context.settings.set("personas", {"first": fast, "second": fast})
+    with FakeModel(default={"text": "HEARTBEAT_OK"}) as fm:
+        use_model(monkeypatch, fm)
+        svc = service(app_context)
+
+        async def scenario() -> list[str]:
+            names = await svc.start(rescan_seconds=0.2)
+            make_persona(app_context, "second", {"HEARTBEAT.md": "- say hi\n", "SOUL.md": "Second."})
+            try:
+                while not any("Second." in r["messages"][0]["content"] for r in fm.requests):
+                    await asyncio.sleep(0.05)
+            finally:
+                await svc.stop()
+            return names
+
+        assert run(scenario(), timeout=30) == ["first"]

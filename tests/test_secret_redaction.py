@@ -157,3 +157,13 @@ def test_cli_errors_and_json_output_pass_through_the_redactor(capsys: pytest.Cap
     assert value not in out + err and "unknown-to-us" not in out
     assert "the server said ******** was wrong" in err
     assert json.loads(out) == {"reason": "got ********", "headers": {"Authorization": "********"}, "n": 1}
+
+
+def test_log_file_is_private_to_the_user(app_context) -> None:  # type: ignore[no-untyped-def]
+    from hearthside.app.logs import setup_logging
+
+    setup_logging(app_context, stderr=False)
+    logging.getLogger("test.perm").warning("hello")
+    path = app_context.paths.log_dir / "hearthside.log"
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert path.parent.stat().st_mode & 0o077 == 0

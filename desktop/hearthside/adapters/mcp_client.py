@@ -405,18 +405,18 @@ class McpConnection:
     async def _open_transport(self, stack: contextlib.AsyncExitStack) -> Any:
         cfg = self.cfg
         if cfg.transport == "stdio":
-            env = minimal_env(self._resolved(cfg.env, "environment variable"))
+            env = minimal_env(await self._resolved(cfg.env, "environment variable"))
             if self._errlog is None:
                 # An unlinked temp file: the child's stderr is readable for a failure reason,
                 # and nothing of it (it may echo its env) lands in the app's folders.
                 self._errlog = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
             params = StdioServerParameters(command=cfg.command, args=list(cfg.args), env=env, cwd=cfg.cwd)
             return await stack.enter_async_context(stdio_client(params, errlog=self._errlog))  # type: ignore[arg-type]
-        headers = self._resolved(cfg.headers, "header")
+        headers = await self._resolved(cfg.headers, "header")
         secret_names = set(cfg.secret_refs())
         plain = {k: v for k, v in headers.items() if k not in secret_names}
         secret = {k: v for k, v in headers.items() if k in secret_names}
-        url = url_with_secrets(cfg.url, self._resolved(cfg.url_secrets, "URL parameter ?"))
+        url = url_with_secrets(cfg.url, await self._resolved(cfg.url_secrets, "URL parameter ?"))
         transport = OriginBoundTransport(origin_of(cfg.url), secret)
 
         async def on_response(response: httpx2.Response) -> None:
@@ -431,12 +431,14 @@ class McpConnection:
         await stack.enter_async_context(client)
         return await stack.enter_async_context(streamable_http_client(url, http_client=client))
 
-    def _resolved(self, pairs: Mapping[str, str | SecretRef], what: str) -> dict[str, str]:
+    async def _resolved(self, pairs: Mapping[str, str | SecretRef], what: str) -> dict[str, str]:
+        """Plain values as they are, references read from the secret store in a worker thread
+        (a keyring read is a blocking D-Bus round trip; the runtime loop must keep running)."""
         out: dict[str, str] = {}
         for k, v in pairs.items():
             if isinstance(v, SecretRef):
                 try:
-                    value = self._resolve(v.ref)
+                    value = await asyncio.to_thread(self._resolve, v.ref)
                 except SecretStoreError as exc:
                     raise McpConnectError(str(exc)) from None
                 if value is None:

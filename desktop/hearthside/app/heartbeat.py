@@ -55,6 +55,7 @@ class HeartbeatService:
         self._pending: set[str] = set()
         self._drivers: dict[str, asyncio.Task[Any]] = {}
         self._schedulers: dict[str, asyncio.Task[Any]] = {}
+        self._supervisor: asyncio.Task[Any] | None = None
         self.listeners: list[Callable[[HeartbeatOutcome], None]] = []
 
     # -- settings --------------------------------------------------------------------------
@@ -188,17 +189,39 @@ class HeartbeatService:
             await asyncio.sleep(cfg.interval_minutes * 60)
             self.tick(persona)
 
-    async def start(self) -> list[str]:
-        """Start a schedule for every persona (call on the runtime loop); returns their names."""
+    def refresh(self) -> list[str]:
+        """Schedule personas that appeared and drop ones that went away (call on the loop)."""
         names = [p.name for p in self.app.personas.list() if p.exists]
         loop = asyncio.get_running_loop()
         for name in names:
             if name not in self._schedulers:
                 self._schedulers[name] = loop.create_task(self._schedule(name))
+        for name in [n for n in self._schedulers if n not in names]:
+            self._schedulers.pop(name).cancel()
+        return names
+
+    async def _supervise(self, every: float) -> None:
+        while True:
+            await asyncio.sleep(every)
+            try:
+                await asyncio.to_thread(self.app.settings.reload)
+                self.refresh()
+            except Exception:  # noqa: BLE001 - keep the schedule alive
+                log.exception("refreshing the heartbeat schedule failed")
+
+    async def start(self, rescan_seconds: float = 60.0) -> list[str]:
+        """Start a schedule for every persona (call on the runtime loop); new personas are
+        picked up every ``rescan_seconds``. Returns the names scheduled now."""
+        names = self.refresh()
+        if self._supervisor is None or self._supervisor.done():
+            self._supervisor = asyncio.get_running_loop().create_task(self._supervise(rescan_seconds))
         return names
 
     async def stop(self) -> None:
         tasks = list(self._schedulers.values()) + list(self._drivers.values())
+        if self._supervisor is not None:
+            tasks.append(self._supervisor)
+            self._supervisor = None
         self._schedulers.clear()
         for t in tasks:
             t.cancel()

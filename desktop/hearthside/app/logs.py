@@ -89,6 +89,16 @@ def _thread_excepthook(args: threading.ExceptHookArgs) -> None:
                                                     getattr(args.thread, "name", "?"), report)
 
 
+class PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
+    """A rotating log file readable only by the user, including the files rotation creates."""
+
+    def _open(self):  # type: ignore[no-untyped-def]
+        stream = super()._open()
+        with contextlib.suppress(OSError):
+            os.chmod(self.baseFilename, 0o600)
+        return stream
+
+
 def setup_logging(app: Any, *, level: int | None = None, stderr: bool = True) -> logging.Logger:
     """Configure the root logger: a rotating file ``<state>/log/hearthside.log`` (private
     permissions), stderr, a redacting filter on every handler, and crash hooks that redact.
@@ -106,11 +116,7 @@ def setup_logging(app: Any, *, level: int | None = None, stderr: bool = True) ->
             h.close()
     log_dir = ensure_dir(app.paths.log_dir)
     path = log_dir / LOG_FILE_NAME
-    fh = logging.handlers.RotatingFileHandler(path, maxBytes=2 * 1024 * 1024, backupCount=3, encoding="utf-8")
-    try:
-        os.chmod(path, 0o600)
-    except OSError:
-        pass
+    fh = PrivateRotatingFileHandler(path, maxBytes=2 * 1024 * 1024, backupCount=3, encoding="utf-8")
     handlers: list[logging.Handler] = [fh]
     if stderr:
         # The terminal gets warnings and worse unless a level was asked for; the file gets all.

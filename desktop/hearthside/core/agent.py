@@ -44,7 +44,9 @@ class ModelReply:
     finish_reason: str = ""
 
     def as_message(self) -> dict[str, Any]:
-        msg: dict[str, Any] = {"role": "assistant", "content": self.content or None}
+        # null content is the protocol's "tool calls only"; a plain reply keeps its (maybe empty) text
+        msg: dict[str, Any] = {"role": "assistant",
+                               "content": self.content if (self.content or not self.tool_calls) else None}
         if self.tool_calls:
             msg["tool_calls"] = [
                 {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
