@@ -150,7 +150,7 @@ class HeartbeatService:
         for cb in list(self.listeners):
             try:
                 cb(out)
-            except Exception:
+            except Exception:  # a broken listener must not break the run
                 log.exception("heartbeat listener failed")
         return out
 
@@ -206,7 +206,7 @@ class HeartbeatService:
             try:
                 await asyncio.to_thread(self.app.settings.reload)
                 self.refresh()
-            except Exception:  # noqa: BLE001 - keep the schedule alive
+            except Exception:  # keep the schedule alive
                 log.exception("refreshing the heartbeat schedule failed")
 
     async def start(self, rescan_seconds: float = 60.0) -> list[str]:
