@@ -60,6 +60,7 @@ def cli(ctx: click.Context, safe_mode: bool, headless: bool) -> None:
     from .common import State
 
     ctx.obj = State(safe_mode=safe_mode)
+    _start_logging(ctx.obj)
     if ctx.invoked_subcommand is None:
         if headless:
             from ..app.headless import run_headless
@@ -68,6 +69,30 @@ def cli(ctx: click.Context, safe_mode: bool, headless: bool) -> None:
         from ..ui.tray import run_tray
 
         sys.exit(run_tray(ctx.obj.app))
+
+
+def _start_logging(state: object) -> None:
+    """Log to the state dir through the redacting handlers; stderr only when that fails.
+
+    A read-only state dir must not stop any command, so the file handler is best effort.
+    """
+    from ..app.logs import setup_logging
+
+    app = state.app  # type: ignore[attr-defined]
+    try:
+        setup_logging(app)
+    except OSError as exc:
+        import logging
+
+        from ..app.logs import add_redaction
+
+        handler = add_redaction(logging.StreamHandler(sys.stderr))
+        handler.setLevel(logging.WARNING)
+        logging.getLogger().addHandler(handler)
+        logging.getLogger(__name__).warning(
+            "Could not open the log file in %s (%s); logging to the terminal only.",
+            app.paths.log_dir, exc.strerror or exc,
+        )
 
 
 def main(argv: list[str] | None = None) -> Any:
