@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import os
 import statistics
 import sys
@@ -71,7 +72,7 @@ def stall_probe(rt: Runtime, work: object | None, min_seconds: float = 1.0) -> t
     app.exec()
     if fut is not None:
         fut.result(5)
-    gaps = [(b - a) * 1000 - 10 for a, b in zip(ticks, ticks[1:])]
+    gaps = [(b - a) * 1000 - 10 for a, b in itertools.pairwise(ticks)]
     return max(gaps) if gaps else 0.0, len(ticks)
 
 

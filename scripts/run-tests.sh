@@ -11,7 +11,7 @@ dbus-run-session -- env HOME="$keyring_home" REAL_HOME="${HOME:-}" sh -c '
   printf "hearthside-test" | gnome-keyring-daemon --unlock --components=secrets >/dev/null 2>&1
   export HOME="$REAL_HOME"
   exec .venv/bin/python -m pytest "$@"
-' pytest "$@"
+' pytest "$@" 2> >(grep -v --line-buffered 'Failed to set fd limit' >&2)
 rc=$?
 if [ "$rc" -eq 5 ]; then echo "pytest collected no tests: failing." >&2; exit 1; fi
 exit "$rc"

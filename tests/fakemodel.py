@@ -24,7 +24,7 @@ import threading
 import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 Step = dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -85,7 +85,7 @@ class FakeModel:
         self._thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
 
     # -- lifecycle -------------------------------------------------------------------------
-    def __enter__(self) -> FakeModel:
+    def __enter__(self) -> Self:
         self._thread.start()
         return self
 

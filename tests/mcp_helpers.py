@@ -21,6 +21,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Self
 
 HERE = Path(__file__).resolve()
 
@@ -31,7 +32,7 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def wait_port(port: int, timeout: float = 20.0) -> None:
+def wait_port(port: int, timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
@@ -45,7 +46,7 @@ def wait_port(port: int, timeout: float = 20.0) -> None:
 # --- the MCP server (script mode) --------------------------------------------------------------
 
 
-def build_server(tools: int, require: str | None):  # type: ignore[no-untyped-def]
+def build_server(tools: int, require: str | None, token_tool: bool = False):  # type: ignore[no-untyped-def]
     from mcp.server.mcpserver import MCPServer
     from mcp_types import ToolAnnotations
 
@@ -84,6 +85,12 @@ def build_server(tools: int, require: str | None):  # type: ignore[no-untyped-de
 
         await anyio.sleep(seconds)
         return "rested"
+
+    if token_tool:
+        @srv.tool()
+        def get_token() -> str:
+            """Return a made-up session id (a tool whose name says token)."""
+            return "session-1"
 
     for i in range(tools):
         def make(i: int):  # type: ignore[no-untyped-def]
@@ -134,6 +141,7 @@ def main() -> None:
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--tools", type=int, default=0)
     ap.add_argument("--latency-ms", type=int, default=0)
+    ap.add_argument("--token-tool", action="store_true", help="add a tool named get_token")
     ap.add_argument("--require-header-file", default=None,
                     help="a file holding NAME=VALUE; requests without it get 401")
     a = ap.parse_args()
@@ -141,7 +149,7 @@ def main() -> None:
     if a.mode == "http":
         serve_http(a.port, a.tools, require, a.latency_ms)
     else:
-        build_server(a.tools, None).run("stdio")
+        build_server(a.tools, None, a.token_tool).run("stdio")
 
 
 # --- helpers for tests ---------------------------------------------------------------------------
@@ -186,7 +194,7 @@ class HttpServerProcess:
             self.proc.wait(10)
             self.proc = None
 
-    def __enter__(self) -> HttpServerProcess:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
@@ -276,7 +284,7 @@ class RawServer:
                 pass
         self._sock.close()
 
-    def __enter__(self) -> RawServer:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -7,7 +7,7 @@ inside the private D-Bus session that ``scripts/run-tests.sh`` starts.
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import Any, Self
 
 from jeepney import HeaderFields, MessageType, new_error, new_method_return
 from jeepney.bus_messages import message_bus
@@ -22,7 +22,7 @@ class NotificationServer:
         self._thread = threading.Thread(target=self._serve, daemon=True)
         self.error = ""
 
-    def __enter__(self) -> NotificationServer:
+    def __enter__(self) -> Self:
         self._thread.start()
         if not self._ready.wait(10) or self.error:
             raise RuntimeError(f"notification server did not start: {self.error}")

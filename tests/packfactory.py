@@ -8,11 +8,14 @@ building is the slow part. Tests install the wheels with real pip into their own
 from __future__ import annotations
 
 import atexit
+import contextlib
+import importlib
 import shutil
 import subprocess
 import sys
 import tempfile
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -158,6 +161,27 @@ def hearthside_tools(register):
     register(FunctionTool("Noisy", "Prints a lot.", lambda: "x"))
 '''
 
+BAD_SKILLS = '''
+from pathlib import Path
+from hearthside import hookimpl
+
+
+@hookimpl
+def hearthside_skills(register):
+    register(Path(__file__).parent / "skills")
+'''
+
+#: Skills of the hs-bad-skills pack: three malformed ones and one good one with an asset; a
+#: file beside the skills folder is what an asset name with '..' would try to reach.
+BAD_SKILL_FILES = {
+    "skills/no-front/SKILL.md": "# No front matter\nJust text.\n",
+    "skills/folder-name/SKILL.md": "---\nname: other-name\ndescription: Wrong folder.\n---\nx\n",
+    "skills/long-desc/SKILL.md": "---\nname: long-desc\ndescription: " + "d" * 2000 + "\n---\nx\n",
+    "skills/fine/SKILL.md": "---\nname: fine\ndescription: A fine skill.\n---\nRead references/notes.md.\n",
+    "skills/fine/references/notes.md": "NOTES\n",
+    "secret.md": "PACK SECRET\n",
+}
+
 #: dist name -> (entry-point name or None, module source, extra files under the package)
 PACKS: dict[str, tuple[str | None, str, dict[str, str]]] = {
     "hs-good": ("good", GOOD, {"skills/greet/SKILL.md": GOOD_SKILL}),
@@ -173,6 +197,7 @@ PACKS: dict[str, tuple[str | None, str, dict[str, str]]] = {
     "hs-newer": ("newer", NEWER, {}),
     "hs-noisy": ("noisy", NOISY, {}),
     "hs-no-ep": (None, NO_EP, {}),
+    "hs-bad-skills": ("badskills", BAD_SKILLS, BAD_SKILL_FILES),
 }
 
 _cache: dict[str, Path] = {}
@@ -296,3 +321,30 @@ def hearthside_wheel() -> Path:
         pip_wheel([root], workdir() / "hearthside-wheel")
         _cache["hearthside"] = next((workdir() / "hearthside-wheel").glob("hearthside-*.whl"))
     return _cache["hearthside"]
+
+
+@contextlib.contextmanager
+def restored_imports() -> Iterator[None]:
+    """Undo what in-process pack loading adds to sys.path and sys.modules, for later tests."""
+    path, mods = list(sys.path), set(sys.modules)
+    try:
+        yield
+    finally:
+        sys.path[:] = path
+        for m in set(sys.modules) - mods:
+            if m.startswith("hs_"):
+                del sys.modules[m]
+        importlib.invalidate_caches()
+
+
+def write_installed_dist(site: Path, name: str, entry_points: str, module: str = "") -> None:
+    """An installed distribution written by hand (dist-info + optional module) into ``site``,
+    for states pip would not produce, such as a damaged ``entry_points.txt``."""
+    mod = name.replace("-", "_")
+    di = site / f"{mod}-1.0.dist-info"
+    di.mkdir(parents=True)
+    (di / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n", encoding="utf-8")
+    (di / "entry_points.txt").write_text(entry_points, encoding="utf-8")
+    (di / "RECORD").write_text("", encoding="utf-8")
+    if module:
+        (site / f"{mod}.py").write_text(textwrap.dedent(module), encoding="utf-8")

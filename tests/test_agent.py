@@ -7,12 +7,10 @@ import json
 from typing import Any
 
 import pytest
-
+from fakemodel import FakeModel
 from hearthside.adapters.model_client import ModelConfig, OpenAICompatibleModel
 from hearthside.core.agent import Agent, AgentLimits, AllowAll, DenyAll, ToolCall
 from hearthside.core.tools import FunctionTool, PermissionMode, Tool
-
-from fakemodel import FakeModel
 
 
 def model(fm: FakeModel) -> OpenAICompatibleModel:
@@ -250,3 +248,16 @@ def test_a_tool_loaded_with_tool_search_is_advertised_in_full_from_the_next_turn
         second = {t["function"]["name"]: t["function"]["description"] for t in fm.requests[1]["tools"]}
     assert first["weather"] == "weather (load with ToolSearch)"
     assert second["weather"] == "Full weather tool with a detailed schema"
+
+
+def test_tool_calls_sharing_one_id_each_get_their_own_result() -> None:
+    t = FunctionTool("echo", "echo", lambda text: text, {"type": "object", "properties": {"text": {"type": "string"}}})
+    calls = [{"id": "call", "type": "function", "function": {"name": "echo", "arguments": json.dumps({"text": w})}}
+             for w in ("one", "two")]
+    raw = json.dumps({"choices": [{"message": {"role": "assistant", "content": None, "tool_calls": calls},
+                                   "finish_reason": "tool_calls"}]})
+    with FakeModel([{"raw": raw}, {"text": "done"}]) as fm:
+        res = run(Agent(model(fm), [t], "sys").send("go"))
+        msgs = tool_messages(fm.requests[1])
+    assert res.text == "done" and msgs == ["one", "two"]
+    assert [e.result.content for e in res.events] == ["one", "two"]

@@ -142,3 +142,22 @@ def test_chat_on_a_terminal_asks_before_a_mutating_tool_and_runs_it_when_allowed
     assert "Allow Write(" in err and out.endswith("Written.\n")
     assert (ws / "note.txt").read_text() == "hello from juniper"
     assert not tool_msgs[0].startswith("Error")
+
+
+def test_heartbeat_pause_resume_and_history_for_one_persona(app_context, run_cli) -> None:  # type: ignore[no-untyped-def]
+    make_persona(app_context)
+    make_persona(app_context, "other")
+    paused = run_cli("heartbeat", "pause", "juniper")
+    assert paused.returncode == 0 and "paused" in paused.stdout
+    app_context.settings.reload()
+    assert app_context.heartbeat.settings_for("juniper").paused
+    assert not app_context.heartbeat.settings_for("other").paused
+    assert run_cli("heartbeat", "resume", "juniper").returncode == 0
+    app_context.settings.reload()
+    assert not app_context.heartbeat.settings_for("juniper").paused
+    app_context.notifications.append("juniper", "Bills are due.", "notified")
+    app_context.notifications.append("other", "Water the plants.", "notified")
+    mine = json.loads(run_cli("heartbeat", "history", "--persona", "juniper", "--json").stdout)
+    assert [(h["persona"], h["text"], h["status"]) for h in mine] == [("juniper", "Bills are due.", "notified")]
+    ghost = run_cli("heartbeat", "pause", "ghost")
+    assert ghost.returncode == 1 and "no persona named 'ghost'" in ghost.stderr and ghost.stderr.count("\n") == 1

@@ -474,3 +474,115 @@ def test_persona_folder_swapped_by_a_move_is_watched_at_its_new_inode(app: AppCo
     atomic_save(isolated_home / "alice.old" / "USER.md", "edits to the old folder are not alice's")
     settle()
     assert events.matching(is_event("alice", "USER.md")) == []
+
+
+def test_strict_mode_keeps_a_drifted_soul_and_persona_skill_out_of_new_sessions(
+    app: AppContext, isolated_home: Path
+) -> None:
+    from hearthside.app.drift import HeldBack
+
+    root = make_persona(isolated_home, "alice")
+    skill = root / "skills" / "tea-timer" / "SKILL.md"
+    skill.parent.mkdir(parents=True)
+    skill.write_text("---\nname: tea-timer\ndescription: time the tea gently\n---\nThree minutes.\n")
+    soul = config_dir(isolated_home) / "soul.md"
+    soul.write_text("I like tea.")
+    app.drift.scan()
+    soul.write_text("I like coffee now.")
+    skill.write_text("---\nname: tea-timer\ndescription: time the tea loudly\n---\nShout.\n")
+    (root / "SOUL.md").write_text("alice changed by hand")
+    loose = app.sessions.prepare("alice").snapshot.system_prompt  # strict mode off: all used
+    assert all(t in loose for t in ("coffee", "time the tea loudly", "alice changed by hand"))
+    app.drift.set_strict(True)
+    assert app.drift.held_back(root) == HeldBack(frozenset({"SOUL.md"}), frozenset({"tea-timer"}), True)
+    prepared = app.sessions.prepare("alice")
+    prompt = prepared.snapshot.system_prompt
+    assert not any(t in prompt for t in ("coffee", "tea loudly", "alice changed by hand"))
+    assert "USER.md" in prepared.snapshot.found and "SOUL.md" not in prepared.snapshot.found
+    assert any("your soul (soul.md) left out" in n for n in prepared.notes)
+    assert any("skill tea-timer left out" in n for n in prepared.notes)
+    app.drift.approve(None)
+    assert app.drift.held_back(root) == HeldBack()
+    after = app.sessions.prepare("alice").snapshot.system_prompt
+    assert all(t in after for t in ("coffee", "time the tea loudly", "alice changed by hand"))
+
+
+def test_unreadable_baseline_record_is_drifted_without_blocking_until_approved(
+    app: AppContext, isolated_home: Path
+) -> None:
+    """A record that cannot be read (here a FIFO, which would block a naive read) is not
+    re-trusted: the file shows as drifted with the reason, and approving replaces the record."""
+    root = make_persona(isolated_home, "alice")
+    app.drift.scan()
+    (record,) = app.paths.baselines_dir.rglob("USER.md.json")
+    record.unlink()
+    os.mkfifo(record)
+    st = by_file(app.drift.status(), "alice", "USER.md")
+    assert st.state == "drifted" and "cannot be read" in st.reason and st.baseline == ""
+    assert by_file(app.drift.status(), "alice", "USER.md").state == "drifted"  # still not re-trusted
+    assert "# the approved copy cannot be used" in app.drift.diff(str(root / "USER.md"))
+    app.drift.approve([str(root / "USER.md")])
+    assert record.is_file() and by_file(app.drift.status(), "alice", "USER.md").state == "approved"
+
+
+def test_symlink_inside_a_folder_reached_through_a_linked_parent_is_no_finding(
+    app: AppContext, isolated_home: Path
+) -> None:
+    real = isolated_home / "real" / "workspace"
+    (real / "notes").mkdir(parents=True)
+    (real / "notes" / "soul.md").write_text("kept in a subfolder")
+    (real / "SOUL.md").symlink_to(Path("notes") / "soul.md")
+    (isolated_home / "linked").symlink_to(isolated_home / "real")
+    app.settings.set("personas.folders", [str(isolated_home / "linked" / "workspace")])
+    st = by_file(app.drift.status(), "workspace", "SOUL.md")
+    assert st.state == "approved" and st.findings == ()
+
+
+def test_user_soul_whose_folder_does_not_exist_yet_is_watched_once_created(
+    app: AppContext, isolated_home: Path
+) -> None:
+    soul = config_dir(isolated_home) / "soul.md"
+    assert not soul.parent.exists()
+    drift, events = started(app)
+    soul.parent.mkdir(parents=True)
+    soul.write_text("I like tea.")
+    events.wait_for(is_event("", "soul.md", "approved"))  # trusted on first use, from missing
+    settle()
+    atomic_save(soul, "I like coffee.")
+    events.wait_for(is_event("", "soul.md", "drifted"))
+    assert by_file(drift.status(), "", "soul.md").current == fingerprint("I like coffee.")
+
+
+def test_edits_to_a_link_target_outside_the_folder_are_seen_live(app: AppContext, isolated_home: Path) -> None:
+    """A soul kept in a dotfiles repository and linked in: editing the real file is drift."""
+    root = make_persona(isolated_home, "alice")
+    dotfiles = isolated_home / "dotfiles"
+    dotfiles.mkdir()
+    (dotfiles / "alice-soul.md").write_text("alice from dotfiles")
+    (dotfiles / "soul.md").write_text("the user, from dotfiles")
+    (root / "SOUL.md").unlink()
+    (root / "SOUL.md").symlink_to(dotfiles / "alice-soul.md")
+    (config_dir(isolated_home) / "soul.md").symlink_to(dotfiles / "soul.md")
+    drift, events = started(app)
+    linked = {s.file: s.state for s in drift.status() if s.findings}
+    assert linked == {"SOUL.md": "new", "soul.md": "new"}  # a link outside is never trusted silently
+    drift.approve(None)
+    settle()  # let the re-scans the approval itself causes pass, so only the watch can see the edit
+    atomic_save(dotfiles / "alice-soul.md", "alice, edited in the dotfiles repository")
+    e = events.wait_for(is_event("alice", "SOUL.md", "drifted"))
+    assert e.path == str(root / "SOUL.md")
+    with open(dotfiles / "soul.md", "a") as fh:
+        fh.write("\nand tea")
+    events.wait_for(is_event("", "soul.md", "drifted"))
+    # A link made while watching, into another folder, is followed too.
+    elsewhere = isolated_home / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "user.md").write_text("user from elsewhere")
+    (root / "USER.md").unlink()
+    (root / "USER.md").symlink_to(elsewhere / "user.md")
+    events.wait_for(is_event("alice", "USER.md", "drifted"))
+    settle()
+    atomic_save(elsewhere / "user.md", "# USER.md\nalice USER.md text\n")  # back to the approved text
+    events.wait_for(is_event("alice", "USER.md", "approved"))
+    report = drift.watch_report()
+    assert report is not None and {str(dotfiles), str(elsewhere)} <= set(report.native)

@@ -8,10 +8,8 @@ import subprocess
 import sys
 
 import pytest
-
-from hearthside.app.notify import DesktopNotifier, FanoutNotifier, LogNotifier, NotificationHistory
-
 from fakemodel import FakeModel, wait_for
+from hearthside.app.notify import DesktopNotifier, FanoutNotifier, LogNotifier, NotificationHistory
 from notifyserver import NotificationServer
 from personas import make_persona
 

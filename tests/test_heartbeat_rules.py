@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
-
 from hearthside.core.heartbeat import (
-    DEFAULT_PROMPT, HeartbeatSettings, checklist_effectively_empty, classify_reply, is_duplicate,
-    parse_hhmm, skip_reason, within_active_hours,
+    DEFAULT_PROMPT,
+    HeartbeatSettings,
+    checklist_effectively_empty,
+    classify_reply,
+    is_duplicate,
+    parse_hhmm,
+    skip_reason,
+    within_active_hours,
 )
 
 
@@ -76,7 +81,7 @@ def test_bad_times_are_refused_with_a_sentence(value: str) -> None:
 
 def test_active_hours_are_start_inclusive_end_exclusive_in_the_named_zone() -> None:
     # 07:00 UTC is 08:00 in Lisbon in winter (WET = UTC+0 in January: use July, WEST = UTC+1).
-    at = lambda h, m=0: datetime(2026, 7, 1, h, m, tzinfo=timezone.utc)  # noqa: E731
+    at = lambda h, m=0: datetime(2026, 7, 1, h, m, tzinfo=UTC)
     assert within_active_hours(at(7), "08:00", "18:00", "Europe/Lisbon")       # 08:00 local
     assert not within_active_hours(at(6, 59), "08:00", "18:00", "Europe/Lisbon")
     assert not within_active_hours(at(17), "08:00", "18:00", "Europe/Lisbon")  # 18:00 local, excluded
@@ -90,7 +95,7 @@ def test_active_hours_are_start_inclusive_end_exclusive_in_the_named_zone() -> N
 
 
 def test_skip_reasons_in_order() -> None:
-    now = datetime(2026, 7, 1, 12, tzinfo=timezone.utc)
+    now = datetime(2026, 7, 1, 12, tzinfo=UTC)
     task = "- check mail"
     assert skip_reason(HeartbeatSettings(interval_minutes=0), now, task).startswith("heartbeat is off")
     assert skip_reason(HeartbeatSettings(paused=True), now, task) == "heartbeat is paused"
@@ -111,10 +116,60 @@ def test_settings_come_from_the_persona_table_with_defaults() -> None:
 
 
 def test_the_same_alert_within_24_hours_is_a_duplicate() -> None:
-    now = datetime(2026, 7, 1, 12, tzinfo=timezone.utc)
+    now = datetime(2026, 7, 1, 12, tzinfo=UTC)
     hist = [("juniper", "Your  3pm sync is soon", now - timedelta(hours=23, minutes=59))]
     assert is_duplicate("your 3pm sync is soon", "juniper", hist, now)
     assert not is_duplicate("your 3pm sync is soon", "other", hist, now)
     assert not is_duplicate("something else", "juniper", hist, now)
     old = [("juniper", "Your 3pm sync is soon", now - timedelta(hours=24))]
     assert not is_duplicate("Your 3pm sync is soon", "juniper", old, now)
+
+
+@pytest.mark.parametrize("reply", ["z" * 300 + " HEARTBEAT_OK", "z" * 300 + "\n<b>NO_REPLY</b>."])
+def test_a_300_character_remainder_before_a_trailing_token_is_silent(reply: str) -> None:
+    assert classify_reply(reply).silent
+
+
+def test_a_301_character_remainder_before_a_trailing_token_is_an_alert() -> None:
+    v = classify_reply("z" * 301 + " HEARTBEAT_OK")
+    assert not v.silent and v.acknowledged and v.text == "z" * 301
+
+
+@pytest.mark.parametrize("reply", ["HEARTBEAT_OKAY, your bill is due today.", "NO_REPLYING to the landlord is risky.",
+                                   "Call the plumber about XHEARTBEAT_OK", "HEARTBEAT_OK_DONE", "Ask about MY_NO_REPLY"])
+def test_the_token_must_stand_alone_to_count(reply: str) -> None:
+    v = classify_reply(reply)
+    assert not v.silent and not v.acknowledged and v.text == reply
+
+
+@pytest.mark.parametrize("reply", ["_HEARTBEAT_OK_", "__NO_REPLY__.", "<p> <strong>NO_REPLY</strong> </p>",
+                                   "~~HEARTBEAT_OK~~", "***HEARTBEAT_OK***!", "HEARTBEAT_OK\n\nHEARTBEAT_OK"])
+def test_emphasis_and_tags_around_the_token_are_allowed(reply: str) -> None:
+    v = classify_reply(reply)
+    assert v.silent and v.acknowledged and v.text == ""
+
+
+def test_a_token_at_both_edges_leaves_a_clean_alert_body() -> None:
+    body = "The **rent** is due tomorrow. " + "w" * 300
+    v = classify_reply(f"HEARTBEAT_OK {body} **HEARTBEAT_OK**")
+    assert not v.silent and v.text == body
+
+
+def test_a_long_run_of_emphasis_characters_is_classified_promptly() -> None:
+    # A nested-optional regex backtracked exponentially here (40 stars: hours); bound the wait.
+    import threading
+
+    got: list[object] = []
+    worker = threading.Thread(target=lambda: got.append(classify_reply("*" * 40 + " all done " + "_" * 40)),
+                              daemon=True)
+    worker.start()
+    worker.join(timeout=30)
+    assert got and not got[0].silent  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("raw,expected", [(True, True), ("true", True), ("yes", True), (1, True),
+                                          (False, False), ("false", False), ("no", False), ("0", False),
+                                          ("", False), (None, False), (2, False), ([1], False)])
+def test_switches_turn_on_only_for_a_true_value(raw: object, expected: bool) -> None:
+    s = HeartbeatSettings.from_mapping({"paused": raw, "heartbeat_allow_mutating": raw})
+    assert (s.paused, s.allow_mutating) == (expected, expected)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from hearthside.adapters.secrets import KeyringSecretStore
-from mcp_helpers import HttpServerProcess
+from mcp_helpers import HttpServerProcess, stdio_command
 
 pytestmark = pytest.mark.keyring
 
@@ -118,6 +118,9 @@ def test_import_moves_secrets_to_the_keyring_and_leaves_the_file_alone(  # type:
     assert doc["missing"] == [{"server": "api", "key": "X-API-Key"}]
     assert "plaintext copy still exists" in doc["notes"][0]
     assert f.read_text() == original
+    listing = run_cli("mcp", "list").stdout
+    assert "env secret GITHUB_TOKEN is set" in listing
+    assert "header secret X-API-Key is NOT SET" in listing
     assert token not in mcp_json(isolated_home).read_text()
     assert KeyringSecretStore().get("mcp/gh/env/GITHUB_TOKEN") == token
     assert run_cli("mcp", "remove", "gh").returncode == 0
@@ -138,8 +141,9 @@ def test_unparsable_mcp_json_is_kept_as_a_backup(run_cli, isolated_home: Path) -
     path = mcp_json(isolated_home)
     path.parent.mkdir(parents=True)
     path.write_text("{ not json")
-    proc = run_cli("mcp", "list")
+    proc = run_cli("mcp", "list", "--json")
     assert proc.returncode == 0
+    assert json.loads(proc.stdout) == []  # the same one list as always; the warning is on stderr
     assert "not valid JSON" in proc.stderr and "line 1, column 3" in proc.stderr
     backups = list(path.parent.glob("mcp.json.broken-*"))
     assert len(backups) == 1 and backups[0].read_text() == "{ not json"
@@ -183,3 +187,65 @@ def test_a_change_waits_for_another_process_holding_the_config_lock(  # type: ig
     assert proc.returncode == 1 and "another Hearthside process is changing" in proc.stderr
     assert not path.exists()
     assert run_cli("mcp", "add", "later", "--command", "true").returncode == 0
+
+
+def test_secret_header_over_plain_http_to_another_host_is_refused_before_asking_for_it(  # type: ignore[no-untyped-def]
+    run_cli, secret_service, isolated_home: Path
+) -> None:
+    secret = f"Bearer never-asked-{uuid.uuid4().hex}"
+    proc = run_cli("mcp", "add", "far", "--url", "http://mcp.example.com/mcp", "--secret-header",
+                   "Authorization", input=secret + "\n")
+    assert proc.returncode == 1 and "plain http" in proc.stderr and "--allow-insecure-http" in proc.stderr
+    assert not mcp_json(isolated_home).exists()
+    assert KeyringSecretStore().get("mcp/far/header/authorization") is None
+    opted = run_cli("mcp", "add", "far", "--url", "http://mcp.example.com/mcp", "--secret-header",
+                    "Authorization", "--allow-insecure-http", input=secret + "\n")
+    assert opted.returncode == 0, opted.stderr
+    assert json.loads(mcp_json(isolated_home).read_text())["servers"]["far"]["allow_insecure_http"] is True
+    assert KeyringSecretStore().get("mcp/far/header/authorization") == secret
+    assert run_cli("mcp", "remove", "far").returncode == 0
+
+
+def test_disable_and_enable_keep_the_server_and_switch_it(run_cli, isolated_home: Path) -> None:  # type: ignore[no-untyped-def]
+    assert run_cli("mcp", "add", "sw", "--command", "true").returncode == 0
+    off = run_cli("mcp", "disable", "sw")
+    assert off.returncode == 0 and "disabled" in off.stdout
+    assert json.loads(run_cli("mcp", "list", "--json").stdout)[0]["enabled"] is False
+    on = run_cli("mcp", "enable", "sw")
+    assert on.returncode == 0 and "enabled" in on.stdout
+    assert json.loads(run_cli("mcp", "list", "--json").stdout)[0]["enabled"] is True
+    ghost = run_cli("mcp", "disable", "ghost")
+    assert ghost.returncode == 1 and "no MCP server named 'ghost'" in ghost.stderr
+
+
+def test_names_that_say_token_do_not_get_the_rest_of_their_line_masked(run_cli) -> None:  # type: ignore[no-untyped-def]
+    cmd, args = stdio_command()
+    assert run_cli("mcp", "add", "api-token", "--command", cmd, "--", *args, "--token-tool").returncode == 0
+    test = run_cli("mcp", "test", "api-token")
+    assert test.returncode == 0, test.stderr
+    assert "api-token is connected, 7 tool(s)" in test.stdout
+    tools = run_cli("mcp", "tools", "api-token")
+    assert tools.returncode == 0, tools.stderr
+    assert "mcp__api-token__get_token - Return a made-up session id" in tools.stdout
+    assert "mcp__api-token__echo (read-only) - Echo the text back." in tools.stdout
+
+
+@pytest.mark.parametrize("args", [("mcp", "set-secret", "pst", "Authorization"), ("model", "set-key")])
+def test_a_secret_pasted_as_an_argument_is_refused_without_echoing_it(  # type: ignore[no-untyped-def]
+    run_cli, secret_service, args: tuple[str, ...]
+) -> None:
+    assert run_cli("mcp", "add", "pst", "--url", "https://h.example/mcp").returncode == 0
+    pasted = f"Bearer pasted-{uuid.uuid4().hex}"
+    proc = run_cli(*args, pasted, input="")
+    assert proc.returncode == 2 and "never taken from the command line" in proc.stderr
+    assert pasted.split()[1] not in proc.stdout + proc.stderr
+    store = KeyringSecretStore()
+    assert store.get("mcp/pst/header/authorization") is None and store.get("model/api_key") is None
+
+
+def test_import_tells_the_user_about_an_sse_server(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    f = tmp_path / "mcp.json"
+    f.write_text(json.dumps({"servers": {"old": {"type": "sse", "url": "https://mcp.example.com/sse"}}}))
+    proc = run_cli("mcp", "import", str(f))
+    assert proc.returncode == 0, proc.stderr
+    assert "note: server 'old' was set up for the older SSE transport" in proc.stdout

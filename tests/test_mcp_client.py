@@ -97,7 +97,7 @@ def test_server_answering_401_fails_with_an_authentication_reason(service: McpSe
 def test_redirect_to_another_port_never_carries_the_secret_there(service: McpService, runtime: Runtime) -> None:
     with RawServer("record") as other, RawServer("redirect", location="") as first:
         first.location = other.url
-        service.add(ServerConfig("hop", "http", url=first.url, timeout=5), {"Authorization": TOKEN})
+        service.add(ServerConfig("hop", "http", url=first.url, timeout=15), {"Authorization": TOKEN})
         try:
             (status,) = runtime.run(service.connect_all(), timeout=60)
         finally:
@@ -197,7 +197,7 @@ def test_killed_server_turns_failed_then_reconnects_when_it_returns(
     service: McpService, runtime: Runtime
 ) -> None:
     srv = HttpServerProcess().start()
-    service.add(ServerConfig("flaky", "http", url=srv.url, timeout=3))
+    service.add(ServerConfig("flaky", "http", url=srv.url, timeout=10))
     try:
         (status,) = runtime.run(service.connect_all(), timeout=60)
         assert status.state == "connected"
@@ -262,7 +262,7 @@ def test_a_tool_called_from_another_event_loop_runs_on_the_session_loop(
 def test_redirect_reason_names_the_location_it_did_not_follow(service: McpService, runtime: Runtime) -> None:
     with RawServer("record") as other, RawServer("redirect") as first:
         first.location = other.url
-        service.add(ServerConfig("hop2", "http", url=first.url, timeout=5))
+        service.add(ServerConfig("hop2", "http", url=first.url, timeout=15))
         try:
             (status,) = runtime.run(service.connect_all(), timeout=60)
         finally:
@@ -278,7 +278,7 @@ def test_secret_query_parameter_is_sent_only_when_connecting(service: McpService
         service.save(service.load())  # an empty config file
         from hearthside.core.mcpconfig import parse_host_config
 
-        parsed = parse_host_config(json.dumps({"mcpServers": {"qs": {"url": url, "timeout": 5}}}))
+        parsed = parse_host_config(json.dumps({"mcpServers": {"qs": {"url": url, "timeout": 15}}}))
         for ref, v in parsed.secrets.items():
             service.store.set(ref, v)
         service.save(service.load().with_server(parsed.servers[0]))
@@ -318,12 +318,12 @@ def test_a_call_longer_than_the_timeout_fails_and_the_session_keeps_working(
     service: McpService, runtime: Runtime
 ) -> None:
     with HttpServerProcess() as srv:
-        service.add(ServerConfig("slow", "http", url=srv.url, timeout=1.5))
+        service.add(ServerConfig("slow", "http", url=srv.url, timeout=4))
         try:
             runtime.run(service.connect_all(), timeout=60)
             tools = {t.spec.name: t for t in service.tools()}
-            late = runtime.run(tools["mcp__slow__nap"].execute({"seconds": 5}, ToolEnv()), timeout=30)
-            assert late.is_error and "did not answer within 1.5 s" in late.content
+            late = runtime.run(tools["mcp__slow__nap"].execute({"seconds": 12}, ToolEnv()), timeout=30)
+            assert late.is_error and "did not answer within 4 s" in late.content
             quick = runtime.run(tools["mcp__slow__nap"].execute({"seconds": 0.1}, ToolEnv()), timeout=30)
             assert quick.content == "rested" and not quick.is_error
         finally:

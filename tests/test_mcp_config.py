@@ -190,3 +190,12 @@ def test_secret_query_parameter_over_plain_http_to_another_host_is_refused() -> 
     doc = {"mcpServers": {"q": {"url": "http://mcp.example.com/mcp?token=abcdef"}}}
     with pytest.raises(McpConfigError, match="plain http"):
         parse_host_config(json.dumps(doc))
+
+
+def test_an_sse_server_is_imported_with_a_note_about_the_transport() -> None:
+    doc = {"servers": {"old": {"type": "sse", "url": "https://mcp.example.com/sse"},
+                       "new": {"type": "http", "url": "https://mcp.example.com/mcp"}}}
+    parsed = parse_host_config(json.dumps(doc))
+    assert [s.transport for s in parsed.servers] == ["http", "http"]
+    (note,) = parsed.notes
+    assert "'old'" in note and "SSE" in note and "streamable HTTP" in note

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 import pytest
-
 from hearthside.core.memory import Bm25Index, LimitError, MemoryDocument, tokenize
 from hearthside.core.memory.model import MAX_KEYS, CorruptMemoryError, secret_shape
 
@@ -66,10 +65,9 @@ def test_secret_shapes_are_named(text: str, shape: str) -> None:
     assert (shape in secret_shape(text)) if shape else secret_shape(text) == ""
 
 
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-
-from hearthside.core.memory import VersionConflictError  # noqa: E402
+from hearthside.core.memory import VersionConflictError
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 _ops = st.lists(st.tuples(st.sampled_from(["remember", "forget", "undo", "cas-stale"]),
                           st.sampled_from(["a", "b/c"]), st.text("xyz ", max_size=5)), max_size=120)
@@ -82,21 +80,18 @@ def test_random_operation_sequences_keep_the_invariants(ops: list[tuple[str, str
     writes = 0
     for op, key, value in ops:
         rec = doc.inspect(key)
-        try:
-            if op == "remember":
-                doc.remember(key, value)
+        if op == "remember":
+            doc.remember(key, value)
+            writes += 1
+        elif op == "forget":
+            if doc.forget(key) is not None:
                 writes += 1
-            elif op == "forget":
-                if doc.forget(key) is not None:
-                    writes += 1
-            elif op == "undo" and rec is not None:
-                doc.undo(key, rec.current.version)
-                writes += 1
-            elif op == "cas-stale" and rec is not None and len(rec.revisions) > 1:
-                with pytest.raises(VersionConflictError):
-                    doc.remember(key, value, expected=rec.revisions[-2].version)
-        except VersionConflictError:
-            raise
+        elif op == "undo" and rec is not None:
+            doc.undo(key, rec.current.version)
+            writes += 1
+        elif op == "cas-stale" and rec is not None and len(rec.revisions) > 1:
+            with pytest.raises(VersionConflictError):
+                doc.remember(key, value, expected=rec.revisions[-2].version)
         after = doc.inspect(key)
         if after is not None:
             assert len(after.revisions) <= 64
@@ -109,3 +104,58 @@ def test_random_operation_sequences_keep_the_invariants(ops: list[tuple[str, str
     assert doc.seq == writes
     again = MemoryDocument.from_json_obj(doc.to_json_obj())
     assert again.list() == doc.list() and again.seq == doc.seq
+
+
+from hearthside.core.memory import MemoryEntry
+from hearthside.core.session import render_memory_index
+
+
+def test_the_prompt_index_shows_at_most_200_entries_the_newest_first() -> None:
+    entries = [MemoryEntry(f"k{i:03d}", "", "d", float(i)) for i in range(250)]
+    block, keys = render_memory_index(entries)
+    assert len(keys) == 200 and set(keys) == {f"k{i:03d}" for i in range(50, 250)}
+    assert list(keys) == sorted(keys) and "(50 more not shown; find them with memory_search.)" in block
+    assert len(render_memory_index(entries[:200])[1]) == 200
+
+
+def test_the_prompt_index_is_at_most_8_kib() -> None:
+    entries = [MemoryEntry(f"fact/n{i:03d}", "", "é" * 60, 1_700_000_000.0 + i) for i in range(200)]
+    block, keys = render_memory_index(entries)
+    size = len(block.encode("utf-8"))
+    assert size <= 8 * 1024 < size + 200 and 0 < len(keys) < 200  # filled up to the cap, not past it
+    assert block.endswith(f"({200 - len(keys)} more not shown; find them with memory_search.)")
+
+
+def test_values_and_descriptions_are_limited_to_64_kib_in_bytes() -> None:
+    doc = MemoryDocument()
+    doc.remember("v/ascii", "x" * 65536, "d" * 65536)
+    with pytest.raises(LimitError, match="value is 65537 bytes"):
+        doc.remember("v/over", "x" * 65537)
+    with pytest.raises(LimitError, match="value is 65538 bytes"):
+        doc.remember("v/wide", "é" * 32769)  # 32,769 characters, 65,538 bytes
+    with pytest.raises(LimitError, match="description is 65537 bytes"):
+        doc.remember("v/desc", "ok", "d" * 65537)
+    assert doc.recall("v/over") is None and doc.recall("v/wide") is None and doc.recall("v/desc") is None
+
+
+def test_the_limits_are_the_contract_numbers() -> None:
+    from hearthside.core import session
+    from hearthside.core.memory import bm25, model
+
+    assert (model.MAX_KEY_BYTES, model.MAX_VALUE_BYTES, model.MAX_DESCRIPTION_BYTES) == (128, 65536, 65536)
+    assert (model.MAX_KEYS, model.MAX_REVISIONS, model.MAX_DOCUMENT_BYTES) == (4096, 64, 8 * 1024 * 1024)
+    assert (bm25.K1, bm25.B, bm25.DEFAULT_RESULTS, bm25.MAX_RESULTS) == (1.5, 0.75, 10, 50)
+    assert (session.MEMORY_INDEX_MAX_ENTRIES, session.MEMORY_INDEX_MAX_BYTES) == (200, 8192)
+
+
+@pytest.mark.parametrize("key,value,description", [
+    ("note", "fine", "token ghp_0123456789abcdefghijABCDEFGHIJ012345"),
+    ("sk-proj-abcdefghijklmnop1234567890", "fine", ""),
+])
+def test_a_credential_in_the_description_or_the_key_is_refused_too(key: str, value: str, description: str) -> None:
+    from hearthside.core.memory import SecretValueError
+
+    doc = MemoryDocument()
+    with pytest.raises(SecretValueError, match="keyring"):
+        doc.remember(key, value, description)
+    assert doc.list() == [] and doc.seq == 0

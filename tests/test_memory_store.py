@@ -13,10 +13,8 @@ from pathlib import Path
 
 import filelock
 import pytest
-
 from hearthside.adapters.memory_store import JsonMemoryStore
-from hearthside.core.memory import CorruptMemoryError, LockTimeoutError
-
+from hearthside.core.memory import CorruptMemoryError, LimitError, LockTimeoutError
 from memory_conformance import MemoryStoreConformance
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -125,6 +123,7 @@ def test_a_held_lock_times_out_with_an_error_naming_the_lock(tmp_path: Path) -> 
         holder.kill()
         holder.wait(timeout=10)
     assert JsonMemoryStore(folder).recall("a") is None
+    assert JsonMemoryStore(folder).lock_timeout == 5.0  # the contract's default wait
 
 
 def test_readers_do_not_block_each_other(tmp_path: Path) -> None:
@@ -152,14 +151,36 @@ def test_the_file_is_written_with_private_permissions_and_no_temp_files_remain(t
     assert filelock  # the lock file is filelock's
 
 
-def test_a_write_that_would_exceed_the_document_limit_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import hearthside.adapters.memory_store as ms
+def _write_document(folder: Path, entries: int, value_bytes: int) -> bytes:
+    from hearthside.core.memory import MemoryDocument
 
-    monkeypatch.setattr(ms, "MAX_DOCUMENT_BYTES", 4096)
-    store = JsonMemoryStore(tmp_path / "mem")
-    store.remember("a", "x" * 1000)
-    before = (tmp_path / "mem" / "memory.json").read_bytes()
-    with pytest.raises(ms.LimitError, match="8 MiB"):
-        store.remember("b", "y" * 4000)
-    assert (tmp_path / "mem" / "memory.json").read_bytes() == before
-    assert store.recall("b") is None and store.recall("a") is not None
+    doc = MemoryDocument()
+    for i in range(entries):
+        doc.remember(f"big/n{i:03d}", "x" * value_bytes)
+    data = json.dumps(doc.to_json_obj(), separators=(",", ":")).encode()
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "memory.json").write_bytes(data)
+    return data
+
+
+def test_the_document_may_grow_to_8_mib_and_no_further(tmp_path: Path) -> None:
+    folder = tmp_path / "mem"
+    data = _write_document(folder, 127, 64 * 1024)
+    assert 8 * 1024 * 1024 - 64 * 1024 < len(data) < 8 * 1024 * 1024
+    store = JsonMemoryStore(folder)
+    store.remember("small/note", "still fits")  # under 8 MiB: accepted
+    before = (folder / "memory.json").read_bytes()
+    with pytest.raises(LimitError, match="limit is 8 MiB"):
+        store.remember("one/more", "y" * 64 * 1024)  # would pass 8 MiB: refused
+    assert (folder / "memory.json").read_bytes() == before
+    assert store.recall("one/more") is None and store.recall("small/note") is not None
+
+
+def test_a_document_over_8_mib_on_disk_is_kept_and_reported(tmp_path: Path) -> None:
+    folder = tmp_path / "mem"
+    data = _write_document(folder, 129, 64 * 1024)
+    assert len(data) > 8 * 1024 * 1024
+    store = JsonMemoryStore(folder)
+    with pytest.raises(CorruptMemoryError, match="8 MiB"):
+        store.remember("a", "b")
+    assert (folder / "memory.json").read_bytes() == data

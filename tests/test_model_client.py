@@ -8,19 +8,21 @@ import socket
 from typing import Any
 
 import pytest
-
+from fakemodel import FakeModel
 from hearthside.adapters.model_client import (
-    ModelConfig, ModelNotConfigured, OpenAICompatibleModel, resolve_config,
+    ModelConfig,
+    ModelNotConfigured,
+    OpenAICompatibleModel,
+    resolve_config,
 )
 from hearthside.core.agent import ModelError
-
-from fakemodel import FakeModel
 
 MSGS = [{"role": "user", "content": "hi"}]
 
 
 def _client(fm: FakeModel, **kw: Any) -> OpenAICompatibleModel:
-    cfg = dict(base_url=fm.base_url, model="fake-model", backoff=0.01, read_timeout=5.0, total_timeout=20.0)
+    cfg: dict[str, Any] = {"base_url": fm.base_url, "model": "fake-model", "backoff": 0.01, "read_timeout": 5.0,
+                           "total_timeout": 20.0}
     cfg.update(kw)
     return OpenAICompatibleModel(ModelConfig(**cfg))
 
@@ -73,15 +75,15 @@ def test_429_then_success_is_retried() -> None:
 
 
 def test_500_is_retried_then_reported_with_the_status() -> None:
-    with FakeModel(default={"status": 500}) as fm:
-        with pytest.raises(ModelError, match=r"HTTP 500.*gave up after 3 attempts"):
+    with FakeModel(default={"status": 500}) as fm, \
+            pytest.raises(ModelError, match=r"HTTP 500.*gave up after 3 attempts"):
             run(_client(fm, max_retries=2).complete(MSGS, []))
     assert len(fm.requests) == 3
 
 
 def test_401_is_not_retried_and_names_the_key() -> None:
-    with FakeModel([{"status": 401, "error": "bad key"}]) as fm:
-        with pytest.raises(ModelError, match=r"HTTP 401\): bad key; check the API key"):
+    with FakeModel([{"status": 401, "error": "bad key"}]) as fm, \
+            pytest.raises(ModelError, match=r"HTTP 401\): bad key; check the API key"):
             run(_client(fm).complete(MSGS, []))
     assert len(fm.requests) == 1
 
@@ -96,28 +98,27 @@ def test_endpoint_down_is_a_clear_error() -> None:
         run(c.complete(MSGS, []))
 
 
-@pytest.mark.parametrize("raw", ["this is not json", '{"choices": []}', '{"object": "weird"}'])
+@pytest.mark.parametrize("raw", ["this is not json", '{"choices": []}', '{"object": "weird"}', "null",
+                                 '{"choices": [{"message": null}]}', '{"choices": [{"message": {"tool_calls": [5]}}]}'])
 def test_malformed_json_is_a_clear_error(raw: str) -> None:
-    with FakeModel([{"raw": raw}]) as fm:
-        with pytest.raises(ModelError, match="could not read"):
-            run(_client(fm, stream=False).complete(MSGS, []))
+    with FakeModel([{"raw": raw}]) as fm, pytest.raises(ModelError, match="could not read"):
+        run(_client(fm, stream=False).complete(MSGS, []))
 
 
 def test_a_reply_that_never_ends_times_out() -> None:
-    with FakeModel([{"hang": True}]) as fm:
-        with pytest.raises(ModelError, match="stopped answering"):
+    with FakeModel([{"hang": True}]) as fm, pytest.raises(ModelError, match="stopped answering"):
             run(_client(fm, read_timeout=0.5).complete(MSGS, [], lambda s: None))
 
 
 def test_a_trickle_that_never_ends_hits_the_total_timeout() -> None:
-    with FakeModel([{"hang": True}]) as fm:
-        with pytest.raises(ModelError, match="did not finish its answer within 0.6 s"):
+    with FakeModel([{"hang": True}]) as fm, \
+            pytest.raises(ModelError, match="did not finish its answer within 0.6 s"):
             run(_client(fm, read_timeout=30, total_timeout=0.6).complete(MSGS, []))
 
 
 def test_config_prefers_environment_then_settings_then_secret_store() -> None:
     class Settings(dict):  # type: ignore[type-arg]
-        def get(self, k: str, d: Any = None) -> Any:  # noqa: D401
+        def get(self, k: str, d: Any = None) -> Any:
             return super().get(k, d)
 
     class Secrets:
@@ -167,11 +168,12 @@ def test_the_doctor_reports_a_configured_model_that_answers(monkeypatch, app_con
     ('data: {"choices": [{"delta": {"content": "Hel"}}]}\n\n', "ended before the answer was complete"),
     ("data: {not json}\n\n", "bad stream chunk"),
     ('data: {"error": {"message": "model overloaded"}}\n\n', "model overloaded"),
+    ('data: {"choices": ["not an object"]}\n\n', "bad stream chunk"),
+    ('data: {"choices": [{"delta": {"tool_calls": [{"index": "first"}]}}]}\n\n', "bad stream chunk"),
 ])
 def test_a_broken_event_stream_is_a_clear_error(sse: str, why: str) -> None:
-    with FakeModel([{"sse": sse}]) as fm:
-        with pytest.raises(ModelError, match=why):
-            run(_client(fm).complete(MSGS, []))
+    with FakeModel([{"sse": sse}]) as fm, pytest.raises(ModelError, match=why):
+        run(_client(fm).complete(MSGS, []))
 
 
 def test_model_cli_use_set_key_and_chat_sends_the_keyring_key(app_context, run_cli, secret_service) -> None:  # type: ignore[no-untyped-def]
@@ -200,3 +202,33 @@ def test_model_cli_use_set_key_and_chat_sends_the_keyring_key(app_context, run_c
 def test_model_use_refuses_something_that_is_not_an_address(run_cli) -> None:  # type: ignore[no-untyped-def]
     bad = run_cli("model", "use", "localhost:11434", "llama3")
     assert bad.returncode == 1 and "not a web address" in bad.stderr
+
+
+def test_whole_tool_calls_streamed_at_one_index_stay_separate_calls() -> None:
+    # Some servers stream each complete call as its own chunk, every one at index 0.
+    def chunk(cid: str, name: str, args: str) -> str:
+        call = {"index": 0, "id": cid, "type": "function", "function": {"name": name, "arguments": args}}
+        return "data: " + json.dumps({"choices": [{"delta": {"tool_calls": [call]}}]}) + "\n\n"
+
+    sse = (chunk("a1", "weather", '{"city": "Lisbon"}') + chunk("b2", "clock", "{}")
+           + 'data: {"choices": [{"delta": {}, "finish_reason": "tool_calls"}]}\n\ndata: [DONE]\n\n')
+    with FakeModel([{"sse": sse}]) as fm:
+        reply = run(_client(fm).complete(MSGS, []))
+    assert [(c.id, c.name, c.arguments) for c in reply.tool_calls] == [
+        ("a1", "weather", '{"city": "Lisbon"}'), ("b2", "clock", "{}")]
+
+
+def test_retries_back_off_and_honour_retry_after_three_times_by_default() -> None:
+    waits: list[float] = []
+
+    async def record(seconds: float) -> None:
+        waits.append(seconds)
+
+    with FakeModel([{"status": 503}, {"status": 502}, {"status": 429, "retry_after": "2"}, {"text": "at last"}]) as fm:
+        reply = run(OpenAICompatibleModel(ModelConfig(fm.base_url, "fake-model"), sleep=record).complete(MSGS, []))
+    assert reply.content == "at last" and len(fm.requests) == 4
+    assert 0.5 <= waits[0] <= 0.625 and 1.0 <= waits[1] <= 1.25 and waits[2] == 2.0
+    waits.clear()
+    with FakeModel(default={"status": 500}) as fm, pytest.raises(ModelError, match="gave up after 4 attempts"):
+        run(OpenAICompatibleModel(ModelConfig(fm.base_url, "fake-model"), sleep=record).complete(MSGS, []))
+    assert len(fm.requests) == 4 and len(waits) == 3 and waits[2] >= 2.0

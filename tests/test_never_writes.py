@@ -6,6 +6,9 @@ while a session runs through the real services and the real CLI (in-process). Af
 recorded operation may touch the user soul or a persona folder. ``persona new`` is the one
 allowed writer, and only inside a folder that did not exist before its step.
 
+The model is the one faked part: a real OpenAI-compatible server on 127.0.0.1
+(``tests/fakemodel.py``), answering the session's chats and heartbeats in order (``REPLIES``).
+
 EXTENDING: later issues add steps to ``STEPS`` (chats, heartbeats, memory writes, MCP, packs...).
 A step is a function taking the :class:`Session`; do hand edits inside ``session.by_hand()``
 (not recorded: the user is allowed to write their own files). Give a step ``creates=`` only
@@ -27,6 +30,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from drift_helpers import Events, atomic_save, config_dir, is_event, make_persona
+from fakemodel import FakeModel
 from hearthside.app.context import AppContext
 from hearthside.cli import cli
 
@@ -135,6 +139,7 @@ class Session:
 
     home: Path
     app: AppContext
+    model: FakeModel | None = None
     events: Events = field(default_factory=Events)
     outputs: dict[str, Any] = field(default_factory=dict)
 
@@ -188,13 +193,14 @@ def hand_edits(s: Session) -> None:
         atomic_save(alice / "SOUL.md", "alice, edited by hand\n")
         with open(s.config / "soul.md", "a") as fh:
             fh.write("I also like walks.\n")
-        (alice / "skills" / "greet").mkdir(parents=True)
-        (alice / "skills" / "greet" / "SKILL.md").write_text("---\nname: greet\ndescription: hi\n---\nhi\n")
+        (alice / "skills" / "tea-timer").mkdir(parents=True)
+        (alice / "skills" / "tea-timer" / "SKILL.md").write_text(
+            "---\nname: tea-timer\ndescription: time the tea\n---\nThree minutes.\n")
         (alice / ".SOUL.md.swp").write_text("swap")
         (alice / ".SOUL.md.swp").unlink()
     s.events.wait_for(is_event("alice", "SOUL.md", "drifted"))
     s.events.wait_for(is_event("", "soul.md", "drifted"))
-    s.events.wait_for(is_event("alice", "skills/greet/SKILL.md", "new"))
+    s.events.wait_for(is_event("alice", "skills/tea-timer/SKILL.md", "new"))
 
 
 def look_at_drift(s: Session) -> None:
@@ -216,6 +222,12 @@ def strict_mode_and_compose(s: Session) -> None:
     assert "SOUL.md" not in comp.found
     doc = json.loads(s.cli("persona", "compose", str(alice), "--json"))
     assert "SOUL.md" in doc["found"]
+    # A chat started now leaves the drifted SOUL.md, the drifted user soul and the new skill out.
+    assert "I am alice." in s.cli("chat", "alice", "who are you?")
+    prompt = _system_prompt(s, -1)
+    assert "alice USER.md text" in prompt and "I like short answers." not in prompt
+    assert "alice, edited by hand" not in prompt and "I also like walks." not in prompt
+    assert "tea-timer" not in prompt
 
 
 def approve(s: Session) -> None:
@@ -242,6 +254,50 @@ def refuse_existing_persona(s: Session) -> None:
     s.cli("persona", "new", "bob", expect=1)
 
 
+def _system_prompt(s: Session, index: int) -> str:
+    assert s.model is not None
+    messages = s.model.requests[index]["messages"]
+    return str(next(m["content"] for m in messages if m["role"] == "system"))
+
+
+def packs_and_mcp(s: Session) -> None:
+    packs = json.loads(s.cli("plugins", "list", "--json"))
+    assert isinstance(packs, list)
+    s.cli("plugins", "list")
+    skills = json.loads(s.cli("plugins", "skills", "--persona", "alice", "--json"))
+    assert "tea-timer" in [k["name"] for k in skills["skills"]]
+    s.cli("plugins", "skills")
+    assert json.loads(s.cli("mcp", "list", "--json")) == []
+    s.cli("mcp", "add", "wiki", "--url", "http://127.0.0.1:9/mcp", "--header", "X-Team=hearth")
+    assert [m["name"] for m in json.loads(s.cli("mcp", "list", "--json"))] == ["wiki"]
+    s.cli("mcp", "list")
+    s.cli("mcp", "remove", "wiki")
+    assert json.loads(s.cli("mcp", "list", "--json")) == []
+
+
+def running_personas(s: Session) -> None:
+    """A chat whose model remembers something and tries to rewrite SOUL.md, two heartbeats,
+    and the read-only views of what they left behind."""
+    assert s.model is not None
+    s.app.settings.set("files.workspace", str(s.persona("alice")))  # the worst place for one
+    out = s.cli("model", "show", "--json")
+    assert json.loads(out)["base_url"] == s.model.base_url
+    s.cli("model", "show")
+    assert "Noted." in s.cli("chat", "alice", "remember that I like green tea")
+    tool_replies = [m["content"] for m in s.model.requests[-1]["messages"] if m["role"] == "tool"]
+    assert len(tool_replies) == 2 and "did not allow Write" in tool_replies[1]
+    prompt = _system_prompt(s, -1)  # all approved again: the soul, SOUL.md and the skill are back
+    assert all(t in prompt for t in ("I also like walks.", "alice, edited by hand", "tea-timer"))
+    assert json.loads(s.cli("heartbeat", "run", "alice", "--json"))["status"] == "notified"
+    assert json.loads(s.cli("heartbeat", "run", "alice", "--json"))["status"] == "silent"
+    history = json.loads(s.cli("heartbeat", "history", "--json"))
+    assert [h["text"] for h in history] == ["Your 3pm sync is soon."]
+    s.cli("heartbeat", "history")
+    memories = json.loads(s.cli("memory", "list", "--persona", "alice", "--json"))
+    assert [m["key"] for m in memories] == ["pref/tea"]
+    s.cli("memory", "list", "--persona", "alice")
+
+
 def watch_command(s: Session) -> None:
     s.cli("soul", "watch", "--timeout", "0.5")
 
@@ -259,6 +315,8 @@ STEPS: list[Step] = [
     Step("strict mode and compose", strict_mode_and_compose),
     Step("approve one file, one persona, all", approve),
     Step("persona list and doctor", list_and_doctor),
+    Step("plugins list/skills, mcp list/add/remove", packs_and_mcp),
+    Step("model show, chat, heartbeats, history, memory list", running_personas),
     Step("persona new (the one allowed writer)", create_new_persona, creates=lambda s: s.persona("bob")),
     Step("persona new refuses existing folders", refuse_existing_persona),
     Step("soul watch", watch_command),
@@ -292,11 +350,30 @@ def find_violations(
     return out
 
 
-def test_a_whole_session_never_writes_the_soul_or_a_persona_folder(isolated_home: Path) -> None:
+#: The fake model's answers, in the order the session asks (strict chat, chat, heartbeats).
+REPLIES: list[dict[str, Any]] = [
+    {"text": "I am alice."},
+    {"tool_calls": [
+        ("memory_remember", json.dumps({"key": "pref/tea", "value": "Ada likes green tea", "description": "tea"})),
+        ("Write", json.dumps({"path": "SOUL.md", "content": "rewritten by the model"})),
+    ]},
+    {"text": "Noted."},
+    {"text": "Your 3pm sync is soon."},
+    {"text": "HEARTBEAT_OK"},
+]
+
+
+def test_a_whole_session_never_writes_the_soul_or_a_persona_folder(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     make_persona(isolated_home, "alice")
     (config_dir(isolated_home) / "soul.md").write_text("I like short answers.\n")
-    session = Session(isolated_home, AppContext())
+    model = FakeModel(REPLIES, default={"text": "unexpected extra request"})
+    for k, v in {**model.env(), "HEARTHSIDE_MODEL_API_KEY": "loopback"}.items():
+        monkeypatch.setenv(k, v)
+    session = Session(isolated_home, AppContext(), model)
     created: dict[str, tuple[Path, bool]] = {}
+    model.__enter__()
     try:
         RECORDER.ops.clear()
         RECORDER.active = True
@@ -309,9 +386,17 @@ def test_a_whole_session_never_writes_the_soul_or_a_persona_folder(isolated_home
     finally:
         RECORDER.active = False
         session.app.drift.stop()
+        model.stop()
     ops = list(RECORDER.ops)
     assert ops, "the recorder saw no write at all: it is not working"
     assert any("baselines" in op.path for op in ops), "approvals should have written the state dir"
+    # The steps really ran: each wrote where it should (so their silence below means something).
+    state = os.path.realpath(isolated_home / ".local" / "state" / "hearthside")
+    data = os.path.realpath(isolated_home / ".local" / "share" / "hearthside")
+    assert any(op.path.startswith(os.path.join(data, "memory", "alice")) for op in ops), "no memory write seen"
+    assert any(op.path.startswith(state) and op.path.endswith("notifications.jsonl") for op in ops)
+    assert any(op.path.endswith("mcp.json") for op in ops), "mcp add/remove wrote no config"
+    assert len(model.requests) == len(REPLIES), [r["messages"][-1] for r in model.requests]
 
     personas = [Path(p["path"]) for p in json.loads(session.cli("persona", "list", "--json"))]
     violations = find_violations(ops, config_dir(isolated_home), personas, created)

@@ -1,6 +1,7 @@
 """The no-copy test: after a scripted session that adds, imports, uses, rotates and removes
 secrets through the CLI (real subprocesses, real GNOME Keyring, real MCP servers that check
-the header), no file under the config, data and state dirs, no log and no CLI output contains
+the header, and the model API key sent to a fake model on 127.0.0.1 in a chat that calls an
+MCP tool), no file under the config, data and state dirs, no log and no CLI output contains
 any secret — raw, base64 or URL-encoded."""
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from fakemodel import FakeModel
 from hearthside.adapters.secrets import KeyringSecretStore
 from mcp_helpers import HttpServerProcess, stdio_command
 
@@ -41,7 +43,9 @@ def test_no_secret_is_copied_anywhere_after_a_full_session(  # type: ignore[no-u
     imported_env = f"ghp_{uid}envEnvEnvEnv"
     extra = f"xk-{uid}-set-secret"
     in_url = f"qs/{uid}+Q=="
-    secrets = [added, rotated, imported_header, imported_env, extra, in_url]
+    model_key = f"mk/{uid}+K1=="               # the model API key, entered with model set-key
+    model_key2 = f"mk/{uid}+K2=="              # ... and rotated
+    secrets = [added, rotated, imported_header, imported_env, extra, in_url, model_key, model_key2]
 
     outputs: list[str] = []
 
@@ -92,7 +96,26 @@ def test_no_secret_is_copied_anywhere_after_a_full_session(  # type: ignore[no-u
         cli("mcp", "list")
         cli("mcp", "list", "--json")
 
+        # the model API key: stored, used in a chat that calls the secret-guarded MCP server's
+        # tool, rotated, used again, forgotten
+        with FakeModel([{"tool_calls": [("mcp__alpha__echo", '{"text": "ping-through-mcp"}')]},
+                        {"text": "done"}, {"text": "again"}], model_ids=("tiny",)) as fm:
+            cli("persona", "new", "juniper")
+            cli("model", "use", fm.base_url, "tiny")
+            cli("model", "set-key", input=model_key + "\n")
+            cli("model", "show", "--json")
+            first = cli("chat", "juniper", "hi")
+            assert first.stdout.strip() == "done"
+            cli("model", "set-key", input=model_key2 + "\n")
+            cli("chat", "juniper", "hi again")
+            cli("model", "forget-key")
+        auths = [h.get("authorization") for h in fm.headers]
+        assert auths == [f"Bearer {model_key}"] * 2 + [f"Bearer {model_key2}"]
+        tool_turn = fm.requests[1]["messages"][-1]
+        assert tool_turn["role"] == "tool" and "ping-through-mcp" in json.dumps(tool_turn)
+
         # a doctor run and a failing add with a secret in argv are output too
+        cli("doctor", "--json", ok=False)
         cli("mcp", "add", "argv", "--url", srv.url, "--header", f"Authorization={extra}", ok=False)
 
         # remove everything: the keyring entries go too
@@ -104,7 +127,8 @@ def test_no_secret_is_copied_anywhere_after_a_full_session(  # type: ignore[no-u
 
     store = KeyringSecretStore()
     for ref in ("mcp/alpha/header/authorization", "mcp/beta/header/x-api-key",
-                "mcp/gamma/env/SERVICE_TOKEN", "mcp/gamma/env/OTHER_TOKEN", "mcp/delta/query/access_token"):
+                "mcp/gamma/env/SERVICE_TOKEN", "mcp/gamma/env/OTHER_TOKEN", "mcp/delta/query/access_token",
+                "model/api_key"):
         assert store.get(ref) is None, ref
 
     files = [p for p in isolated_home.rglob("*") if p.is_file() and not p.is_symlink()]

@@ -66,7 +66,8 @@ def test_a_pack_that_swallows_the_registration_error_still_fails() -> None:
 
 
 @pytest.mark.parametrize("name,needle", [("Bad Name", "invalid"), ("Skill", "reserved"),
-                                         ("mcp__x__y", "reserved"), ("x" * 65, "invalid")])
+                                         ("mcp__x__y", "reserved"), ("x" * 65, "invalid"),
+                                         ("memory_recall", "reserved")])
 def test_bad_or_reserved_tool_names_fail_the_pack(name: str, needle: str) -> None:
     r = load(PackHost(), "names", plugin(hearthside_tools=lambda register: register(tool(name))))
     assert r.status == "failed" and needle in r.error
@@ -169,3 +170,61 @@ def test_the_constraints_pin_hearthside_and_its_libraries_at_running_versions() 
     names = {ln.split("==")[0] for ln in lines}
     assert not names & {"pip", "setuptools", "wheel"}
     assert not any(n.startswith("hearthside-") for n in names)
+
+
+def test_a_provider_or_server_name_another_pack_has_fails_the_second_pack() -> None:
+    class Provider:
+        name = "websearch"
+
+        async def search(self, query: Any) -> list[Any]:
+            return []
+
+    server = McpServerContribution("notes", {"url": "https://notes.example.org/mcp"})
+    host = PackHost()
+    first = load(host, "first", plugin(
+        hearthside_search_providers=lambda register: register(Provider()),
+        hearthside_mcp_servers=lambda register: register(server)))
+    assert first.status == "ok"
+    second = load(host, "second", plugin(hearthside_search_providers=lambda register: register(Provider())))
+    assert second.status == "failed" and "'websearch'" in second.error and "'first'" in second.error
+    third = load(host, "third", plugin(hearthside_mcp_servers=lambda register: register(server)))
+    assert third.status == "failed" and "'notes'" in third.error and "'first'" in third.error
+    assert host.providers["websearch"][1] == "first" and host.servers["notes"].pack == "first"
+
+
+def test_keyboard_interrupt_in_a_hook_disables_only_that_pack() -> None:
+    def hook(register: Any) -> None:
+        raise KeyboardInterrupt
+
+    host = PackHost()
+    bad = load(host, "kbd", plugin(hearthside_tools=hook))
+    assert bad.status == "failed" and "KeyboardInterrupt" in bad.error
+    assert load(host, "after", plugin(hearthside_tools=lambda register: register(tool("After")))).status == "ok"
+
+
+def test_every_built_in_memory_tool_name_is_reserved_for_hearthside() -> None:
+    from hearthside.core.hosttools import MEMORY_TOOL_NAMES, RESERVED_TOOL_NAMES
+    from hearthside.core.memory.tools import memory_tools
+
+    class NoStore:
+        """memory_tools only keeps the store; building the specs never touches it."""
+
+    names = {t.spec.name for t in memory_tools(NoStore())}  # type: ignore[arg-type]
+    assert names == MEMORY_TOOL_NAMES and names <= RESERVED_TOOL_NAMES
+
+
+def test_a_tool_whose_execute_is_not_async_fails_the_pack() -> None:
+    class SyncTool:
+        read_only = True
+
+        @property
+        def spec(self) -> Any:
+            from hearthside.core.tools import ToolSpec
+
+            return ToolSpec("SyncTool", "d")
+
+        def execute(self, args: Any, env: Any) -> str:
+            return "x"
+
+    r = load(PackHost(), "sync", plugin(hearthside_tools=lambda register: register(SyncTool())))
+    assert r.status == "failed" and "async" in r.error

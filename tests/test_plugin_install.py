@@ -32,15 +32,8 @@ def offline(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def restore_imports() -> Iterator[None]:
-    path, mods = list(sys.path), set(sys.modules)
-    yield
-    sys.path[:] = path
-    for m in set(sys.modules) - mods:
-        if m.startswith("hs_"):
-            del sys.modules[m]
-    import importlib
-
-    importlib.invalidate_caches()
+    with packfactory.restored_imports():
+        yield
 
 
 def _list(run_cli) -> dict[str, dict]:  # type: ignore[no-untyped-def,type-arg]
@@ -141,6 +134,75 @@ def test_install_while_another_install_runs_is_refused_clearly(run_cli, app_path
     assert "hs_good" not in _site_dists(app_paths)
 
 
+def test_install_with_wait_waits_for_the_running_install_then_proceeds(app_paths, wheels) -> None:  # type: ignore[no-untyped-def]
+    import filelock
+
+    app_paths.packs_dir.mkdir(parents=True)
+    lock = filelock.FileLock(str(app_paths.packs_dir / "install.lock"), timeout=5)
+    lock.acquire()
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "hearthside", "plugins", "install", "--wait", "300", str(wheels["hs-good"])],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ, **OFFLINE))
+        try:
+            proc.wait(timeout=3)
+        except subprocess.TimeoutExpired:
+            pass
+        assert proc.poll() is None, proc.communicate()  # still waiting for the lock
+        assert "hs_good" not in _site_dists(app_paths)
+    finally:
+        lock.release()
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    assert "installed hs-good 1.0.0" in out
+    assert "hs_good" in _site_dists(app_paths)
+
+
+def test_packs_venv_is_repaired_when_the_python_it_pointed_at_is_gone(app_paths, wheels) -> None:  # type: ignore[no-untyped-def]
+    """After the Python Hearthside runs on moves, the packs venv's interpreter links dangle."""
+    from hearthside.pluginhost.packsenv import PacksEnv
+
+    env = PacksEnv(app_paths.packs_dir)
+    env.ensure()
+    proc = packfactory.pip_into(env.python, "install", "--no-deps", "--no-index", str(wheels["hs-good"]))
+    assert proc.returncode == 0, proc.stderr
+    links = [p for p in env.python.parent.iterdir() if p.is_symlink()]
+    assert links
+    for link in links:
+        link.unlink()
+        link.symlink_to("/nonexistent/python-that-was-removed")
+    assert not env.python.exists()
+    env.ensure()
+    run = subprocess.run([str(env.python), "-c", "import importlib.util as u, sys; assert u.find_spec('hs_good'); print(sys.prefix)"],
+                         capture_output=True, text=True, timeout=60, check=False)
+    assert run.returncode == 0, run.stderr
+    assert Path(run.stdout.strip()) == env.env_dir
+    assert "hs_good" in _site_dists(app_paths)
+
+
+@pytest.mark.parametrize("command", [["install", "hs-anything"], ["uninstall", "hs-anything"]])
+def test_an_unusable_data_folder_is_one_clear_sentence(run_cli, tmp_path, command: list[str]) -> None:  # type: ignore[no-untyped-def]
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    proc = run_cli("plugins", *command, env={"XDG_DATA_HOME": str(blocker / "data"), **OFFLINE})
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.strip().splitlines()[-1].startswith("hearthside: The packs folder")
+    assert "XDG_DATA_HOME" in proc.stderr
+
+
+def test_a_record_that_cannot_be_written_is_reported_after_pip(run_cli, tmp_path, wheels) -> None:  # type: ignore[no-untyped-def]
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    proc = run_cli("plugins", "install", str(wheels["hs-good"]),
+                   env={"XDG_STATE_HOME": str(blocker / "state"), **OFFLINE})
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("hearthside: pip finished, but the record of installed packs")
+    assert "plugins restore" in last
+
+
 def test_uninstall_of_unknown_or_app_owned_names_fails_clearly(run_cli) -> None:  # type: ignore[no-untyped-def]
     proc = run_cli("plugins", "uninstall", "nothing-like-this")
     assert proc.returncode == 1 and "No installed pack is named" in proc.stderr
@@ -160,6 +222,22 @@ def test_restore_reinstalls_recorded_packs_after_the_packs_folder_is_lost(
     assert _list(run_cli)["good"]["status"] == "ok"
     proc = run_cli("plugins", "restore", env=OFFLINE)
     assert "hs-good: already installed" in proc.stdout
+
+
+def test_restore_falls_back_to_name_and_version_and_reports_what_failed(
+    run_cli, app_paths, wheels, tmp_path
+) -> None:  # type: ignore[no-untyped-def]
+    wheel = tmp_path / wheels["hs-good"].name
+    shutil.copy2(wheels["hs-good"], wheel)
+    assert run_cli("plugins", "install", str(wheel), env=OFFLINE).returncode == 0
+    wheel.unlink()
+    shutil.rmtree(app_paths.packs_dir)
+    proc = run_cli("plugins", "restore", env=OFFLINE)  # the file is gone and there is no index
+    assert proc.returncode == 1
+    assert "hs-good: pip could not install 'hs-good==1.0.0'" in proc.stdout
+    assert "1 pack(s) could not be restored" in proc.stderr
+    record = json.loads(app_paths.installed_packs_file.read_text())
+    assert [p["name"] for p in record["packs"]] == ["hs-good"]  # kept for a later try
 
 
 def test_uninstall_works_in_safe_mode(run_cli, app_paths, wheels) -> None:  # type: ignore[no-untyped-def]
@@ -206,7 +284,7 @@ def test_installed_pack_survives_a_force_reinstall_of_hearthside(run_cli, tmp_pa
 
 
 def test_the_minimal_pack_from_the_documentation_builds_installs_and_works(
-    run_cli, tmp_path
+    run_cli, tmp_path, app_context, restore_imports
 ) -> None:  # type: ignore[no-untyped-def]
     import re
 
@@ -225,6 +303,14 @@ def test_the_minimal_pack_from_the_documentation_builds_installs_and_works(
     hello = _list(run_cli)["hello"]
     assert hello["status"] == "ok", hello
     assert hello["contributes"]["tools"] == ["Greet"] and hello["contributes"]["skills"] == ["say-hello"]
+    import asyncio
+
+    from hearthside.core.tools import ToolEnv
+
+    app_context.settings.set("hello.greeting", "Good morning")
+    greet = {t.spec.name: t for t, _ in app_context.plugins.tool_entries()}["Greet"]
+    out = asyncio.run(greet.execute({"name": "Ada"}, ToolEnv()))
+    assert (out.content, out.is_error) == ("Good morning, Ada!", False)
 
 
 def test_a_pack_skill_changed_after_loading_is_scanned_again(

@@ -45,16 +45,8 @@ def listing(run_cli, shared_data: Path):  # type: ignore[no-untyped-def]
 
 @pytest.fixture
 def restore_imports() -> Iterator[None]:
-    """Undo what in-process loading adds to sys.path and sys.modules, for the tests after us."""
-    path, mods = list(sys.path), set(sys.modules)
-    yield
-    sys.path[:] = path
-    for m in set(sys.modules) - mods:
-        if m.startswith("hs_"):
-            del sys.modules[m]
-    import importlib
-
-    importlib.invalidate_caches()
+    with packfactory.restored_imports():
+        yield
 
 
 def test_healthy_packs_load_next_to_broken_ones(listing) -> None:  # type: ignore[no-untyped-def]
@@ -138,7 +130,8 @@ def test_disabling_one_twin_by_distribution_lets_the_other_load(listing, run_cli
 def test_pack_for_a_newer_hearthside_is_failed_with_a_clear_reason(listing) -> None:  # type: ignore[no-untyped-def]
     r = listing()["newer"]
     assert r["status"] == "failed"
-    assert "newer" in r["error"] and "persona_memory" in r["error"]
+    assert r["error"] == ("its hearthside_tools hook asks for 'persona_memory', which this "
+                          "Hearthside does not provide; the pack may need a newer Hearthside")
 
 
 def test_disable_blocks_a_pack_before_import_and_enable_restores_it(listing, run_cli, shared_data) -> None:  # type: ignore[no-untyped-def]
@@ -151,6 +144,8 @@ def test_disable_blocks_a_pack_before_import_and_enable_restores_it(listing, run
     assert listing()["importerror"]["status"] == "failed"
     proc = run_cli("plugins", "enable", "importerror", env=env)
     assert proc.returncode == 1 and "not disabled" in proc.stderr
+    proc = run_cli("plugins", "disable", "  ", env=env)
+    assert proc.returncode == 2 and "name of a pack" in proc.stderr
 
 
 @pytest.mark.parametrize("how", ["flag", "env"])
@@ -167,12 +162,18 @@ def test_flagged_pack_skill_is_held_back_until_allowed(run_cli, shared_data) -> 
     env = {"XDG_DATA_HOME": str(shared_data)}
     held = json.loads(run_cli("plugins", "held", "--json", env=env).stdout)
     assert [(h["pack"], h["name"]) for h in held] == [("flagged", "sneaky")]
+    listed = {r["name"]: r for r in json.loads(run_cli("plugins", "list", "--json", env=env).stdout)}
+    assert listed["flagged"]["held_skills"] == ["sneaky"] and listed["good"]["held_skills"] == []
+    text = run_cli("plugins", "list", env=env).stdout
+    assert "held back: skill 'sneaky'" in text and "allow-skill flagged/sneaky" in text
     assert "ignore all previous instructions" in held[0]["finding"].lower()
     names = [s["name"] for s in json.loads(run_cli("plugins", "skills", "--json", env=env).stdout)["skills"]]
     assert "sneaky" not in names and "greet" in names
     proc = run_cli("plugins", "allow-skill", "flagged/sneaky", env=env)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(run_cli("plugins", "held", "--json", env=env).stdout) == []
+    listed = {r["name"]: r for r in json.loads(run_cli("plugins", "list", "--json", env=env).stdout)}
+    assert listed["flagged"]["held_skills"] == []
     names = [s["name"] for s in json.loads(run_cli("plugins", "skills", "--json", env=env).stdout)["skills"]]
     assert "sneaky" in names
 
@@ -252,3 +253,86 @@ def test_doctor_reports_failed_packs_as_a_warning(
     check = check_packs(AppContext(AppPaths(base.config_dir, shared_data / "hearthside", base.state_dir)))
     assert check.status == "warn"
     assert "failed" in check.detail and "importerror" in check.detail
+
+
+def test_malformed_pack_skills_are_skipped_with_reasons_and_the_good_one_loads(listing) -> None:  # type: ignore[no-untyped-def]
+    r = listing()["badskills"]
+    assert r["status"] == "ok", r
+    assert r["contributes"]["skills"] == ["fine"]
+    warnings = "\n".join(r["warnings"])
+    assert "'no-front'" in warnings and "no front matter" in warnings
+    assert "'other-name' does not match its folder name 'folder-name'" in warnings
+    assert "'long-desc'" in warnings and "2000 characters" in warnings
+
+
+@pytest.mark.parametrize("asset", ["../../secret.md", "/etc/passwd", "references/../../../secret.md"])
+def test_a_pack_skill_asset_name_with_dots_or_a_leading_slash_is_refused(
+    shared_data: Path, isolated_home: Path, restore_imports: None, asset: str
+) -> None:
+    import asyncio
+
+    from hearthside.app.context import AppContext
+    from hearthside.core.hosttools import make_skill_tool
+    from hearthside.core.tools import ToolEnv
+
+    base = AppPaths.from_environment()
+    app = AppContext(AppPaths(base.config_dir, shared_data / "hearthside", base.state_dir))
+    tool = make_skill_tool(app.plugins.skill_catalog(None))
+    ok = asyncio.run(tool.execute({"name": "fine", "asset": "references/notes.md"}, ToolEnv()))
+    assert ok.content == "NOTES\n" and not ok.is_error
+    out = asyncio.run(tool.execute({"name": "fine", "asset": asset}, ToolEnv()))
+    assert out.is_error and "PACK SECRET" not in out.content and "root:" not in out.content
+    assert ("'..'" in out.content) or ("leading '/'" in out.content)
+
+
+def _bare_packs_site(data: Path) -> Path:
+    """The packs site folder under an XDG data dir, without a venv (listing needs none)."""
+    from hearthside.pluginhost.packsenv import PacksEnv
+
+    site = PacksEnv(data / "hearthside" / "packs").site_dir
+    site.mkdir(parents=True)
+    return site
+
+
+def test_a_pack_with_a_damaged_entry_points_file_is_failed_and_the_others_load(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    site = _bare_packs_site(tmp_path / "data")
+    packfactory.write_installed_dist(site, "hs-damaged", "[hearthside.plugins]\nno equals sign here\n")
+    packfactory.write_installed_dist(site, "hs-other-group", "[console_scripts]\nno equals sign\n")
+    proc = run_cli("plugins", "list", "--json", env={"XDG_DATA_HOME": str(tmp_path / "data")})
+    assert proc.returncode == 0, proc.stderr
+    packs = {r["name"]: r for r in json.loads(proc.stdout)}
+    assert packs["hs-damaged"]["status"] == "failed"
+    assert "entry_points.txt cannot be read" in packs["hs-damaged"]["error"]
+    assert "hs-other-group" not in packs  # not ours: ignored, not reported
+    assert packs["files"]["status"] == "ok"
+
+
+def test_safe_mode_runs_no_code_from_the_packs_folder(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A pack's .pth file runs at start-up; one that exits must not lock the user out."""
+    site = _bare_packs_site(tmp_path / "data")
+    marker = tmp_path / "pth-ran"
+    (site / "zz_evil.pth").write_text(
+        "import os, sys; open(os.environ['HS_PTH_MARKER'], 'w').close(); sys.exit(7)\n")
+    packfactory.write_installed_dist(site, "hs-plain", "[hearthside.plugins]\nplain = hs_plain\n",
+                                     "from hearthside import hookimpl\n")
+    env = {"XDG_DATA_HOME": str(tmp_path / "data"), "HS_PTH_MARKER": str(marker)}
+    proc = run_cli("--safe-mode", "plugins", "list", "--json", env=env)
+    assert proc.returncode == 0, proc.stderr
+    packs = {r["name"]: r for r in json.loads(proc.stdout)}
+    assert packs["plain"]["status"] == "blocked" and "safe mode" in packs["plain"]["error"]
+    assert not marker.exists()
+    proc = run_cli("plugins", "list", "--json", env=env)  # normal start: the .pth runs and exits
+    assert marker.exists()
+    assert proc.returncode == 0, proc.stderr
+    packs = {r["name"]: r for r in json.loads(proc.stdout)}
+    assert packs["plain"]["status"] == "ok" and packs["files"]["status"] == "ok"
+
+
+def test_a_block_list_written_by_hand_as_one_string_blocks_that_pack(run_cli, app_paths) -> None:  # type: ignore[no-untyped-def]
+    app_paths.config_dir.mkdir(parents=True, exist_ok=True)
+    (app_paths.config_dir / "settings.toml").write_text('[plugins]\nblocked = "files"\n')
+    proc = run_cli("plugins", "list", "--json")
+    assert proc.returncode == 0, proc.stderr
+    packs = {r["name"]: r for r in json.loads(proc.stdout)}
+    assert packs["files"]["status"] == "blocked"
+    assert packs["searxng"]["status"] == "ok"

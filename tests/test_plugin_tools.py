@@ -102,3 +102,27 @@ def test_skill_tool_reads_assets_by_logical_name_only(tmp_path: Path) -> None:
     assert binary.is_error and "binary" in binary.content
     missing = asyncio.run(tool.execute({"name": "nope"}, ToolEnv()))
     assert missing.is_error and "no skill named 'nope'" in missing.content
+
+
+class PresentPlan:
+    """A plan-only tool: registered everywhere, offered only in plan mode."""
+
+    read_only = False
+    plan_only = True
+
+    @property
+    def spec(self) -> ToolSpec:
+        return ToolSpec("PresentPlan", "Show the plan to the user for approval.")
+
+    async def execute(self, args: Any, env: ToolEnv) -> Any:
+        return None
+
+
+def test_plan_only_tools_are_offered_only_in_plan_mode() -> None:
+    cat = catalog()
+    cat.register(PresentPlan(), "builtin")
+    offered = {m: {s.name for s in cat.advertised_specs(m)} for m in PermissionMode}
+    assert offered[PermissionMode.PLAN] == {"Weather", "ToolSearch", "PresentPlan"}
+    for mode in (PermissionMode.DEFAULT, PermissionMode.ACCEPT_EDITS):
+        assert offered[mode] == {"Weather", "Edit", "ToolSearch"}
+    assert "PresentPlan" in cat  # registered in every mode; only the projection hides it

@@ -32,7 +32,9 @@ def restore_logging():  # type: ignore[no-untyped-def]
     root = logging.getLogger()
     handlers, level = list(root.handlers), root.level
     hooks = (sys.excepthook, threading.excepthook)
+    factory = logging.getLogRecordFactory()
     yield
+    logging.setLogRecordFactory(factory)
     for h in list(root.handlers):
         if h not in handlers:
             root.removeHandler(h)
@@ -83,6 +85,13 @@ def test_secret_shaped_header_values_are_masked_even_when_unknown() -> None:
     assert "sk-abcdefghijklmnopqrstuv" not in out
 
 
+def test_password_in_a_url_is_masked_but_ports_are_not() -> None:
+    out = redact_shapes("the URL 'https://ann:hunter2-pw@h.example:x/mcp' is not valid")
+    assert "hunter2-pw" not in out and "https://ann:" in out
+    text = "connect to http://h.example:8080/mcp failed"
+    assert redact_shapes(text) == text
+
+
 def test_json_output_stays_valid_json_with_secrets_masked() -> None:
     doc = {"text": 'said "token: abc123456" then', "headers": {"Authorization": "Bearer zz"},
            "key": "prefs/colour", "n": 3}
@@ -128,6 +137,35 @@ def test_every_log_handler_masks_secrets_passed_as_arguments(app_context, tmp_pa
         other.close()
 
 
+def test_a_handler_attached_after_setup_gets_no_secret_either(app_context, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from hearthside.app.logs import setup_logging
+    from hearthside.core.redact import register_secret
+
+    value = "late-handler-secret-3141"
+    register_secret(value)
+    root = setup_logging(app_context, stderr=False)
+    late_path = tmp_path / "late.log"
+    # A pack adds a handler to its own logger later (no setup_logging after): being below the root,
+    # it runs before the root's redacting handlers.
+    late = logging.FileHandler(late_path)
+    late.setFormatter(logging.Formatter("%(levelname)s %(message)s"))
+    log = logging.getLogger("some.pack")
+    log.addHandler(late)
+    try:
+        log.warning("calling with %s", value)
+        try:
+            raise RuntimeError(f"bad {value}")
+        except RuntimeError:
+            log.exception("pack failed")
+        late.flush()
+        text = late_path.read_text()
+    finally:
+        log.removeHandler(late)
+        late.close()
+    assert root.handlers and "calling with ********" in text and "RuntimeError: bad ********" in text
+    assert value not in text
+
+
 def test_crash_report_of_an_unhandled_exception_is_redacted(app_context) -> None:  # type: ignore[no-untyped-def]
     code = (
         "from hearthside.app.context import AppContext\n"
@@ -137,7 +175,7 @@ def test_crash_report_of_an_unhandled_exception_is_redacted(app_context) -> None
         "register_secret('crash-secret-4242')\n"
         "raise ValueError('the token was crash-secret-4242')\n"
     )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
     assert proc.returncode == 1
     assert "ValueError: the token was ********" in proc.stderr
     assert "crash-secret-4242" not in proc.stderr
@@ -167,3 +205,30 @@ def test_log_file_is_private_to_the_user(app_context) -> None:  # type: ignore[n
     path = app_context.paths.log_dir / "hearthside.log"
     assert path.stat().st_mode & 0o777 == 0o600
     assert path.parent.stat().st_mode & 0o077 == 0
+
+
+def test_without_a_usable_log_file_commands_run_and_crash_reports_stay_redacted(
+    run_cli, isolated_home: Path
+) -> None:  # type: ignore[no-untyped-def]
+    not_a_dir = isolated_home / "state-is-a-file"
+    not_a_dir.write_text("")
+    env = {"XDG_STATE_HOME": str(not_a_dir)}
+    proc = run_cli("mcp", "list", "--json", env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == [] and "Traceback" not in proc.stderr
+    assert "Could not open the log file" in proc.stderr
+    code = (
+        "from hearthside.app.context import AppContext\n"
+        "from hearthside.app.logs import setup_logging\n"
+        "from hearthside.core.redact import register_secret\n"
+        "setup_logging(AppContext())\n"
+        "register_secret('no-log-file-secret-77')\n"
+        "raise ValueError('the token was no-log-file-secret-77')\n"
+    )
+    import os
+
+    crash = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                           env=dict(os.environ, **env), check=False)
+    assert crash.returncode == 1
+    assert "ValueError: the token was ********" in crash.stderr
+    assert "no-log-file-secret-77" not in crash.stderr

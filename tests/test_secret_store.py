@@ -65,6 +65,10 @@ def test_plaintext_and_fail_backends_are_refused_by_rule() -> None:
     file_backend.__module__ = "keyrings.alt.file"
     ok, why = _is_acceptable(file_backend())
     assert not ok and "file" in why
+    crypt = type("CryptFileKeyring", (), {"priority": 2.5})
+    crypt.__module__ = "keyrings.cryptfile.cryptfile"
+    ok, why = _is_acceptable(crypt())
+    assert not ok and "file" in why
     import keyring.backends.fail
 
     ok, why = _is_acceptable(keyring.backends.fail.Keyring())
@@ -75,7 +79,8 @@ def test_keyring_config_naming_another_backend_is_ignored(secret_service, tmp_pa
     code = ("from hearthside.adapters.secrets import KeyringSecretStore\n"
             "print(KeyringSecretStore().backend_name())\n")
     env = dict(os.environ, PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60,
+                         check=False)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "keyring.backends.SecretService.Keyring"
 
@@ -98,6 +103,23 @@ def test_no_keyring_means_a_clear_error_and_the_secret_is_stored_nowhere(run_cli
     assert json.loads(listing.stdout)[0]["secrets"][0]["set"] is None
 
 
+def test_import_without_a_keyring_keeps_the_servers_and_stores_the_secrets_nowhere(  # type: ignore[no-untyped-def]
+    run_cli, isolated_home: Path, tmp_path: Path
+) -> None:
+    secret = f"ghp_{uuid.uuid4().hex}"
+    host = tmp_path / "claude_desktop_config.json"
+    host.write_text(json.dumps({"mcpServers": {"gh": {"command": "gh-mcp", "env": {"GITHUB_TOKEN": secret}}}}))
+    proc = run_cli("mcp", "import", str(host), env=NO_BUS)
+    assert proc.returncode == 1
+    assert "secrets were not stored" in proc.stderr and "no usable OS keyring" in proc.stderr
+    assert "set-secret gh GITHUB_TOKEN" in proc.stdout
+    assert "moved" not in proc.stdout  # nothing was, so nothing may claim it
+    assert secret not in proc.stdout + proc.stderr
+    assert files_containing(isolated_home, secret) == []
+    cfg = json.loads((isolated_home / ".config" / "hearthside" / "mcp.json").read_text())
+    assert cfg["servers"]["gh"]["env"]["GITHUB_TOKEN"] == {"secret": "mcp/gh/env/GITHUB_TOKEN"}
+
+
 @pytest.mark.skipif(not (shutil.which("dbus-run-session") and shutil.which("gnome-keyring-daemon")),
                     reason="needs dbus-run-session and gnome-keyring-daemon")
 def test_locked_keyring_means_a_clear_error_and_nothing_stored(isolated_home: Path, tmp_path: Path) -> None:
@@ -111,7 +133,7 @@ def test_locked_keyring_means_a_clear_error_and_nothing_stored(isolated_home: Pa
         "--secret-header Authorization"
     )
     proc = subprocess.run(["dbus-run-session", "--", "sh", "-c", script], input=f"Bearer {secret}\n",
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode == 1, proc.stderr
     assert "keyring is locked" in proc.stderr and "unlock" in proc.stderr
     assert secret not in proc.stdout + proc.stderr
@@ -122,9 +144,9 @@ def test_locked_keyring_means_a_clear_error_and_nothing_stored(isolated_home: Pa
 def test_doctor_reports_the_keyring(run_cli, secret_service) -> None:  # type: ignore[no-untyped-def]
     code = ("import json\nfrom hearthside.app.context import AppContext\nfrom hearthside.app.doctor import check_keyring\n"
             "print(json.dumps(check_keyring(AppContext()).as_dict()))\n")
-    ok = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    ok = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
     assert json.loads(ok.stdout)["status"] == "ok"
-    bad = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+    bad = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False,
                          env=dict(os.environ, **NO_BUS))
     doc = json.loads(bad.stdout)
     assert doc["status"] == "fail" and "install" in doc["detail"]

@@ -13,10 +13,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-
-from hearthside.cli import cli
-
 from fakemodel import FakeModel
+from hearthside.cli import cli
 from test_never_writes import RECORDER, find_violations
 
 

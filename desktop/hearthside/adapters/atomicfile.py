@@ -12,8 +12,14 @@ import time
 from pathlib import Path
 
 
-def write_atomic(path: str | os.PathLike[str], data: bytes | str, mode: int = 0o600) -> None:
-    """Replace ``path`` with ``data`` atomically; creates the parent folder if needed."""
+def write_atomic(path: str | os.PathLike[str], data: bytes | str, mode: int = 0o600, *,
+                 durable: bool = True) -> None:
+    """Replace ``path`` with ``data`` atomically; creates the parent folder if needed.
+
+    ``durable=False`` skips the fsyncs: still all-or-nothing for readers, but a crash soon
+    after may leave the old file or a damaged new one. Only for bulk writes whose damage is
+    detected and safe (drift baselines written on first use show a damaged copy as drift).
+    """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     payload = data.encode("utf-8") if isinstance(data, str) else data
@@ -22,7 +28,8 @@ def write_atomic(path: str | os.PathLike[str], data: bytes | str, mode: int = 0o
         with os.fdopen(fd, "wb") as fh:
             fh.write(payload)
             fh.flush()
-            os.fsync(fh.fileno())
+            if durable:
+                os.fsync(fh.fileno())
         os.chmod(tmp, mode)
         os.replace(tmp, target)
     except BaseException:
@@ -31,6 +38,8 @@ def write_atomic(path: str | os.PathLike[str], data: bytes | str, mode: int = 0o
         except FileNotFoundError:
             pass
         raise
+    if not durable:
+        return
     try:
         dfd = os.open(target.parent, os.O_RDONLY)
         try:

@@ -287,7 +287,7 @@ class McpConnection:
         self._status = ServerStatus(self.name, state, redact(reason), tools, self.cfg.transport,
                                     self.cfg.source, skipped)
         if state in ("connected", "failed") and reason != "closed":
-            log.info("MCP server %s: %s%s", self.name, state, f" ({self._status.reason})" if reason else "")
+            log.info("MCP server %s %s%s", self.name, state, f" ({self._status.reason})" if reason else "")
         if self._on_status is not None:
             try:
                 self._on_status(self._status)
@@ -409,7 +409,7 @@ class McpConnection:
             if self._errlog is None:
                 # An unlinked temp file: the child's stderr is readable for a failure reason,
                 # and nothing of it (it may echo its env) lands in the app's folders.
-                self._errlog = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
+                self._errlog = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115 - outlives this attempt; closed by _supervise
             params = StdioServerParameters(command=cfg.command, args=list(cfg.args), env=env, cwd=cfg.cwd)
             return await stack.enter_async_context(stdio_client(params, errlog=self._errlog))  # type: ignore[arg-type]
         headers = await self._resolved(cfg.headers, "header")

@@ -238,26 +238,73 @@ def _malformed(config: ModelConfig, why: str) -> ModelError:
 
 
 def _parse_completion(text: str, config: ModelConfig) -> ModelReply:
+    """One non-streamed completion; any shape other than the protocol's is a clear error."""
     try:
         doc = json.loads(text)
         choice = doc["choices"][0]
         msg = choice["message"]
-    except (ValueError, KeyError, IndexError, TypeError) as exc:
+        calls = []
+        for i, tc in enumerate(msg.get("tool_calls") or []):
+            fn = tc.get("function") or {}
+            args = fn.get("arguments", "")
+            calls.append(ToolCall(str(tc.get("id") or f"call_{i}"), str(fn.get("name", "")),
+                                  args if isinstance(args, str) else json.dumps(args)))
+        content = msg.get("content") or ""
+        return ModelReply(content if isinstance(content, str) else str(content), tuple(calls),
+                          str(choice.get("finish_reason") or ""))
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
         raise _malformed(config, f"{type(exc).__name__}: {exc}") from None
-    calls = []
-    for i, tc in enumerate(msg.get("tool_calls") or []):
+
+
+class _StreamState:
+    """What the chunks of one streamed answer have said so far."""
+
+    def __init__(self, on_text: Callable[[str], None] | None) -> None:
+        self.on_text = on_text
+        self.text: list[str] = []
+        self.calls: list[dict[str, str]] = []
+        self.by_index: dict[int, dict[str, str]] = {}
+        self.finish = ""
+
+    def add_choice(self, choice: Mapping[str, Any]) -> None:
+        delta = choice.get("delta") or {}
+        piece = delta.get("content")
+        if piece:
+            self.text.append(str(piece))
+            if self.on_text:
+                self.on_text(str(piece))
+        for tc in delta.get("tool_calls") or []:
+            self._add_call_fragment(tc)
+        if choice.get("finish_reason"):
+            self.finish = str(choice["finish_reason"])
+
+    def _add_call_fragment(self, tc: Mapping[str, Any]) -> None:
+        """Fragments are stitched by ``index``; a fragment bringing a *new* id at a taken index
+        starts a new call (some servers send every whole call at index 0)."""
+        index = int(tc.get("index", 0))
+        slot = self.by_index.get(index)
+        new_id = str(tc.get("id") or "")
+        if slot is None or (new_id and slot["id"] and new_id != slot["id"]):
+            slot = self.by_index[index] = {"id": "", "name": "", "arguments": ""}
+            self.calls.append(slot)
+        if new_id:
+            slot["id"] = new_id
         fn = tc.get("function") or {}
-        args = fn.get("arguments", "")
-        calls.append(ToolCall(str(tc.get("id") or f"call_{i}"), str(fn.get("name", "")),
-                              args if isinstance(args, str) else json.dumps(args)))
-    return ModelReply(msg.get("content") or "", tuple(calls), str(choice.get("finish_reason") or ""))
+        if fn.get("name"):
+            slot["name"] += str(fn["name"])
+        args = fn.get("arguments")
+        if args:
+            slot["arguments"] += args if isinstance(args, str) else json.dumps(args)
+
+    def reply(self) -> ModelReply:
+        calls = tuple(ToolCall(s["id"] or f"call_{i}", s["name"], s["arguments"])
+                      for i, s in enumerate(self.calls))
+        return ModelReply("".join(self.text), calls, self.finish)
 
 
 async def _read_stream(resp: httpx2.Response, on_text: Callable[[str], None] | None,
                        config: ModelConfig) -> ModelReply:
-    text: list[str] = []
-    calls: dict[int, dict[str, str]] = {}
-    finish = ""
+    state = _StreamState(on_text)
     done = False
     async for line in resp.aiter_lines():
         if not line.startswith("data:"):
@@ -271,32 +318,13 @@ async def _read_stream(resp: httpx2.Response, on_text: Callable[[str], None] | N
             if "error" in chunk and not chunk.get("choices"):
                 raise ModelError(f"The model at {config.base_url} reported an error: "
                                  f"{_error_text(chunk['error'])}")
-            choices = chunk.get("choices") or []
-        except (ValueError, AttributeError) as exc:
-            raise _malformed(config, f"bad stream chunk: {exc}") from None
-        for choice in choices:
-            delta = choice.get("delta") or {}
-            piece = delta.get("content")
-            if piece:
-                text.append(piece)
-                if on_text:
-                    on_text(piece)
-            for tc in delta.get("tool_calls") or []:
-                slot = calls.setdefault(int(tc.get("index", 0)), {"id": "", "name": "", "arguments": ""})
-                if tc.get("id"):
-                    slot["id"] = tc["id"]
-                fn = tc.get("function") or {}
-                if fn.get("name"):
-                    slot["name"] += fn["name"]
-                if fn.get("arguments"):
-                    slot["arguments"] += fn["arguments"] if isinstance(fn["arguments"], str) else json.dumps(fn["arguments"])
-            if choice.get("finish_reason"):
-                finish = choice["finish_reason"]
-    if not done and not finish:
+            for choice in chunk.get("choices") or []:
+                state.add_choice(choice)
+        except (ValueError, AttributeError, TypeError) as exc:
+            raise _malformed(config, f"bad stream chunk: {type(exc).__name__}: {exc}") from None
+    if not done and not state.finish:
         raise _malformed(config, "the stream ended before the answer was complete")
-    tool_calls = tuple(ToolCall(s["id"] or f"call_{i}", s["name"], s["arguments"])
-                       for i, s in sorted(calls.items()))
-    return ModelReply("".join(text), tool_calls, finish)
+    return state.reply()
 
 
 def _error_text(err: Any) -> str:

@@ -34,14 +34,16 @@ def _is_acceptable(backend: Any) -> tuple[bool, str]:
     cls = type(backend)
     mod = cls.__module__ or ""
     name = f"{mod}.{cls.__qualname__}"
-    if mod.startswith("keyrings.alt") or "plaintext" in name.lower() or "file" in mod.lower().split("."):
+    # Any file-based keyring (keyrings.alt's plaintext and "encrypted" files, keyrings.cryptfile)
+    # is a file Hearthside would be copying secrets into, not the OS keyring.
+    if mod.startswith("keyrings.alt") or "plaintext" in name.lower() or "file" in mod.lower():
         return False, f"{name} stores secrets in a file"
     if mod == "keyring.backends.fail" or mod == "keyring.backends.null":
         return False, f"{name} cannot store secrets"
     if mod == "keyring.backends.chainer":
         return False, "the chainer only combines other backends"
     try:
-        prio = float(cls.priority)  # type: ignore[attr-defined]
+        prio = float(cls.priority)
     except Exception as exc:  # noqa: BLE001 - a backend reports unavailability by raising
         return False, f"{name} is not available: {exc}"
     if prio < 1:
@@ -65,7 +67,7 @@ def select_backend() -> Any:
         if not ok:
             reasons.append(why)
             continue
-        prio = float(type(b).priority)  # type: ignore[attr-defined]
+        prio = float(type(b).priority)
         if prio > best_prio:
             best, best_prio = b, prio
     if best is None:
@@ -88,7 +90,7 @@ def describe_backend() -> dict[str, object]:
         return {"ok": False, "error": str(exc), "rejected": rejected}
     cls = type(b)
     return {"ok": True, "backend": f"{cls.__module__}.{cls.__qualname__}",
-            "priority": float(cls.priority), "rejected": rejected}  # type: ignore[attr-defined]
+            "priority": float(cls.priority), "rejected": rejected}
 
 
 class KeyringSecretStore:

@@ -104,6 +104,21 @@ class DriftEvent:
 
 
 @dataclass(frozen=True)
+class HeldBack:
+    """What strict mode keeps out of a new session until the user approves it."""
+
+    files: frozenset[str] = frozenset()  # bootstrap names, e.g. "SOUL.md"
+    skills: frozenset[str] = frozenset()  # persona skill names (folders under skills/)
+    soul: bool = False  # the user soul (soul.md)
+
+    def notes(self) -> list[str]:
+        """One line per held-back item, for the session's notes."""
+        names = sorted(self.files) + [f"skill {n}" for n in sorted(self.skills)]
+        names += ["your soul (soul.md)"] if self.soul else []
+        return [f"{n} left out: it changed since you approved it (strict mode)" for n in names]
+
+
+@dataclass(frozen=True)
 class Unit:
     """A watched unit: the user soul (one file) or a persona folder."""
 
@@ -146,6 +161,7 @@ class DriftService:
         self._last: dict[tuple[str, str], tuple[str, str, str]] = {}
         self._last_emit: dict[tuple[str, str], float] = {}
         self._units: dict[str, Unit] = {}
+        self._links: dict[str, frozenset[str]] = {}  # unit key -> link targets outside it
         self._cond = threading.Condition()
         self._debouncer: Debouncer[str] = Debouncer(quiet, max_wait)
         self._refresh_wanted = False
@@ -197,8 +213,9 @@ class DriftService:
             return Reading(False, None, reason="the file does not exist")
         findings: list[str] = []
         if os.path.islink(path):
-            target = os.path.realpath(path)
-            inside = target == str(unit.root) or target.startswith(str(unit.root) + os.sep)
+            # Compare real paths: a folder reached through a linked parent is still itself.
+            target, root = os.path.realpath(path), os.path.realpath(unit.root)
+            inside = target == root or target.startswith(root + os.sep)
             if os.path.exists(target) and not inside:
                 findings.append(f"{name} is a symbolic link to {target}, outside {unit.root}")
         if unit.soul_file is not None:
@@ -241,7 +258,8 @@ class DriftService:
                     reading.findings, verdict.reason,
                 ))
             if first and any_present:
-                self.store.mark_scanned(unit.key, {"root": str(unit.root), "persona": unit.persona})
+                self.store.mark_scanned(unit.key, {"root": str(unit.root), "persona": unit.persona},
+                                        durable=False)
             return out
 
     def scan(self) -> list[FileStatus]:
@@ -274,13 +292,33 @@ class DriftService:
     def set_strict(self, on: bool) -> None:
         self.settings.set("drift.strict", bool(on))
 
-    def excluded(self, persona_dir: Path) -> frozenset[str]:
-        """Bootstrap names a new session of this persona must leave out (strict mode only)."""
+    def held_back(self, persona_dir: str | os.PathLike[str]) -> HeldBack:
+        """What a new session of this persona must leave out: in strict mode, every drifted or
+        new bootstrap file, persona skill and the user soul; nothing when strict mode is off.
+
+        Read fresh when the session starts; a session already running keeps its snapshot.
+        """
         if not self.strict_mode:
-            return frozenset()
-        statuses = self._scan_unit(self._unit_for_dir(persona_dir))
-        names = excluded_names(((s.file, s.state) for s in statuses), True)
-        return frozenset(n for n in names if n in BOOTSTRAP_ORDER)
+            return HeldBack()
+        soul_unit = self.units()[0]
+        statuses = self._scan_unit(self._unit_for_dir(persona_dir)) + self._scan_unit(soul_unit)
+        held = excluded_names(((s.path, s.state) for s in statuses), True)
+        files: set[str] = set()
+        skills: set[str] = set()
+        for s in statuses:
+            if s.path not in held:
+                continue
+            if s.persona == "" and s.path == str(soul_unit.soul_file):
+                continue
+            if s.file in BOOTSTRAP_ORDER:
+                files.add(s.file)
+            elif s.file.startswith(f"{SKILLS}/"):
+                skills.add(s.file.split("/")[1])
+        return HeldBack(frozenset(files), frozenset(skills), str(soul_unit.soul_file) in held)
+
+    def excluded(self, persona_dir: str | os.PathLike[str]) -> frozenset[str]:
+        """Bootstrap names a new session of this persona must leave out (strict mode only)."""
+        return self.held_back(persona_dir).files
 
     # -- approve and diff ------------------------------------------------------------------
 
@@ -316,8 +354,10 @@ class DriftService:
         """Approve files (a file, a persona's folder or name, or everything when ``paths`` is
         empty): their current content becomes the new baseline. Writes only the state dir.
 
-        Returns the statuses that were approved. A file that cannot be used (``rejected``) is
-        not approved: there is nothing to approve until it is fixed.
+        Returns the statuses acted on: each approval (state ``approved``, or ``missing`` for an
+        approved removal), then each file that could not be approved because it cannot be used
+        (state ``rejected``, with the reason), so the caller can say so. When every file named
+        was of that kind, :class:`DriftError` is raised instead.
         """
         with self._lock:
             targets: list[tuple[Unit, str | None]] = []
@@ -327,7 +367,7 @@ class DriftService:
                 for spec in paths:
                     targets += self._resolve(spec)
             done: list[FileStatus] = []
-            refused: list[str] = []
+            refused: list[FileStatus] = []
             try:
                 for unit, only in targets:
                     self._scan_unit(unit)  # spend first-use trust before approving
@@ -341,7 +381,8 @@ class DriftService:
                                 done.append(FileStatus(unit.persona, name, path, MISSING, "", "", (), "removal approved"))
                             continue
                         if reading.body is None:
-                            refused.append(f"{path}: {reading.reason}")
+                            refused.append(FileStatus(unit.persona, name, path, REJECTED, "", "",
+                                                      reading.findings, reading.reason))
                             continue
                         current, damage = self.store.load(unit.key, name)
                         if (current is not None and not damage and current.sha256 == reading.sha256
@@ -355,11 +396,12 @@ class DriftService:
                 raise DriftError(str(exc)) from exc
             if refused and paths and not done:
                 raise DriftError(
-                    "Nothing was approved: " + "; ".join(refused) + ". Fix the file and approve again."
+                    "Nothing was approved: " + "; ".join(f"{r.path}: {r.reason}" for r in refused)
+                    + ". Fix the file and approve again."
                 )
         for st in done:  # announced outside the lock: a subscriber may call back into us
             self._note_state(st)
-        return done
+        return done + refused
 
     def diff(self, path: str) -> str:
         """A unified diff from the approved copy to the current content of one file."""
@@ -415,6 +457,7 @@ class DriftService:
             self._refresh_units()
             for st in self.scan():
                 self._last[(st.path, st.file)] = (st.state, st.current, st.baseline)
+            self._update_links(list(self._units.values()))
             self._watcher.start()
             self._thread = threading.Thread(target=self._loop, name="hearthside-drift", daemon=True)
             self._thread.start()
@@ -485,12 +528,38 @@ class DriftService:
 
     def _targets(self) -> list[tuple[Path, bool]]:
         targets: list[tuple[Path, bool]] = [(self.paths.personas_dir, False),
-                                            (self.paths.baselines_dir, True)]
+                                            (self.paths.baselines_dir, True),
+                                            (self.paths.settings_file.parent, False)]
         for u in self._units.values():
             targets.append((u.root, False))
             if not u.is_soul:
                 targets.append((u.root / SKILLS, True))
+        for links in self._links.values():
+            targets += [(Path(t).parent, False) for t in links]
         return targets
+
+    def _outside_links(self, unit: Unit) -> frozenset[str]:
+        """Real paths of the files a unit reaches through links that point outside it.
+
+        Editing such a target (a soul kept in a dotfiles repository, say) changes what the
+        persona reads, so the target's folder is watched too.
+        """
+        root = os.path.realpath(unit.root)
+        out: set[str] = set()
+        for name in self._names(unit):
+            path = unit.soul_file if unit.soul_file is not None else unit.root / name
+            if os.path.islink(path):
+                target = os.path.realpath(path)
+                if target != root and not target.startswith(root + os.sep):
+                    out.add(target)
+        return frozenset(out)
+
+    def _update_links(self, units: list[Unit]) -> None:
+        """Re-target the watcher when the set of outside link targets changed."""
+        links = {**self._links, **{u.key: self._outside_links(u) for u in units}}
+        if links != self._links:
+            self._links = links  # replaced whole: the watcher thread reads it without a lock
+            self._refresh_units()
 
     def _refresh_units(self) -> None:
         with self._lock:
@@ -508,7 +577,9 @@ class DriftService:
         if is_editor_dropping(base) and not is_dir:
             return
         bl = str(self.paths.baselines_dir)
-        if path.startswith(bl + os.sep):
+        if path == str(self.paths.settings_file):
+            refresh = True  # an added persona folder or another soul file may be named there
+        elif path.startswith(bl + os.sep):
             key = Path(path).relative_to(bl).parts[0]
             if key in self._units:
                 keys.add(key)
@@ -516,6 +587,9 @@ class DriftService:
             pd = str(self.paths.personas_dir)
             # A persona folder came or went, or the personas folder itself (or a parent) did.
             refresh = os.path.dirname(path) == pd or path == pd or pd.startswith(path + os.sep)
+        for key, links in list(self._links.items()):
+            if path in links or (is_dir and any(t.startswith(path + os.sep) for t in links)):
+                keys.add(key)
         for u in list(self._units.values()):
             root = str(u.root)
             if u.soul_file is not None:
@@ -557,6 +631,7 @@ class DriftService:
             try:
                 if refresh:
                     before = set(self._units)
+                    self.settings.reload()
                     self._refresh_units()
                     with self._cond:  # a new folder is scanned once it has gone quiet
                         for k in self._units:
@@ -568,6 +643,7 @@ class DriftService:
                         for st in self._scan_unit(unit):
                             self._note_state(st)
                         self._note_gone(unit)
+                        self._update_links([unit])
             except Exception:  # the drift thread must survive one bad folder
                 log.exception("drift re-scan failed")
 

@@ -114,6 +114,10 @@ class HeartbeatService:
         try:
             prepared = await asyncio.to_thread(
                 self.app.sessions.prepare, persona, unattended=True, allow_mutating=cfg.allow_mutating)
+            if "HEARTBEAT.md" not in prepared.snapshot.found:
+                # Strict mode held the changed checklist back: without it the run has no task.
+                held = next((n for n in prepared.notes if n.startswith("HEARTBEAT.md")), "")
+                return HeartbeatOutcome(persona, "skipped", held or "HEARTBEAT.md is not in the session")
             model = self.model_factory()
             agent = self.app.sessions.agent(prepared, model, unattended=True, allow_mutating=cfg.allow_mutating)
             result = await agent.send(cfg.prompt)

@@ -1,9 +1,11 @@
 """Logging for the app: a rotating file in the state dir, stderr, and redaction everywhere.
 
-Every handler carries a :class:`RedactingFilter`, so no record — from Hearthside, the ``mcp``
-SDK, httpx2 or a plugin pack — reaches a file or a terminal with a secret in it, and the crash
-hook redacts tracebacks the same way. The filter formats the record's message itself (and
-drops its args) because a secret often travels as a ``%s`` argument, not in the format string.
+Records are redacted as they are created (a log record factory) and again by a
+:class:`RedactingFilter` on every handler, so no record — from Hearthside, the ``mcp`` SDK,
+httpx2 or a plugin pack, through any handler, even one attached later — reaches a file or a
+terminal with a secret in it; the crash hook redacts tracebacks the same way. Redaction formats
+the record's message itself (and drops its args) because a secret often travels as a ``%s``
+argument, not in the format string.
 """
 
 from __future__ import annotations
@@ -25,24 +27,44 @@ LOG_FILE_NAME = "hearthside.log"
 _FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
+def redact_record(record: logging.LogRecord) -> logging.LogRecord:
+    """Mask secrets in a record's message, exception text and stack, in place."""
+    try:
+        msg = record.getMessage()
+    except Exception:  # noqa: BLE001 - a bad format string still gets logged, redacted
+        msg = f"{record.msg!r} {record.args!r}"
+    record.msg = redact(msg)
+    record.args = None
+    if record.exc_info and not record.exc_text:
+        record.exc_text = "".join(traceback.format_exception(*record.exc_info)).rstrip("\n")
+    if record.exc_text:
+        record.exc_text = redact(record.exc_text)
+    record.exc_info = None  # the redacted text stands in for it
+    if record.stack_info:
+        record.stack_info = redact(record.stack_info)
+    return record
+
+
 class RedactingFilter(logging.Filter):
     """Masks secrets in a record's message and exception text before any handler emits it."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        try:
-            msg = record.getMessage()
-        except Exception:  # noqa: BLE001 - a bad format string still gets logged, redacted
-            msg = f"{record.msg!r} {record.args!r}"
-        record.msg = redact(msg)
-        record.args = None
-        if record.exc_info and not record.exc_text:
-            record.exc_text = "".join(traceback.format_exception(*record.exc_info))
-        if record.exc_text:
-            record.exc_text = redact(record.exc_text)
-        record.exc_info = None  # the redacted text stands in for it
-        if record.stack_info:
-            record.stack_info = redact(record.stack_info)
+        redact_record(record)
         return True
+
+
+def _install_record_factory() -> None:
+    """Redact every record as it is created, so a handler attached later (by a plugin pack or a
+    library, after :func:`setup_logging` ran) never sees a secret either. Idempotent."""
+    base = logging.getLogRecordFactory()
+    if getattr(base, "_hearthside", False):
+        return
+
+    def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        return redact_record(base(*args, **kwargs))
+
+    factory._hearthside = True  # type: ignore[attr-defined]
+    logging.setLogRecordFactory(factory)
 
 
 class RedactingFormatter(logging.Formatter):
@@ -104,7 +126,9 @@ def setup_logging(app: Any, *, level: int | None = None, stderr: bool = True) ->
     permissions), stderr, a redacting filter on every handler, and crash hooks that redact.
 
     Safe to call twice: the handlers it added before are replaced. ``HEARTHSIDE_LOG_LEVEL``
-    overrides the level (default INFO).
+    overrides the level (default INFO). A log file that cannot be opened (a read-only or
+    misplaced state dir) costs only the file: stderr and the redacting crash hooks are still
+    installed and a warning says so, because no command may stop over its log.
     """
     if level is None:
         name = os.environ.get("HEARTHSIDE_LOG_LEVEL", "INFO").upper()
@@ -114,10 +138,15 @@ def setup_logging(app: Any, *, level: int | None = None, stderr: bool = True) ->
         if getattr(h, "_hearthside", False):
             root.removeHandler(h)
             h.close()
-    log_dir = ensure_dir(app.paths.log_dir)
-    path = log_dir / LOG_FILE_NAME
-    fh = PrivateRotatingFileHandler(path, maxBytes=2 * 1024 * 1024, backupCount=3, encoding="utf-8")
-    handlers: list[logging.Handler] = [fh]
+    handlers: list[logging.Handler] = []
+    file_error: OSError | None = None
+    try:
+        path = ensure_dir(app.paths.log_dir) / LOG_FILE_NAME
+        handlers.append(PrivateRotatingFileHandler(path, maxBytes=2 * 1024 * 1024, backupCount=3,
+                                                   encoding="utf-8"))
+    except OSError as exc:
+        file_error = exc
+        stderr = True
     if stderr:
         # The terminal gets warnings and worse unless a level was asked for; the file gets all.
         sh = logging.StreamHandler(sys.stderr)
@@ -135,6 +164,12 @@ def setup_logging(app: Any, *, level: int | None = None, stderr: bool = True) ->
     # query string stay out of the log even before redaction.
     for noisy in ("httpx2", "httpx", "httpcore", "mcp.client.streamable_http"):
         logging.getLogger(noisy).setLevel(max(level, logging.WARNING))
+    _install_record_factory()
     sys.excepthook = _excepthook
     threading.excepthook = _thread_excepthook
+    if file_error is not None:
+        logging.getLogger(__name__).warning(
+            "Could not open the log file in %s (%s); logging to the terminal only.",
+            app.paths.log_dir, file_error.strerror or file_error,
+        )
     return root

@@ -250,10 +250,10 @@ class McpService:
             for key, ref in cfg.secret_refs().items():
                 if ref in parsed.missing or (secret_error and ref in parsed.secrets):
                     missing.append((cfg.name, key))
-        notes = []
-        if parsed.secrets:
+        notes = list(parsed.notes)
+        if moved:
             notes.append(
-                f"{len(parsed.secrets)} secret value(s) were moved into the OS keyring, but the "
+                f"{moved} secret value(s) were moved into the OS keyring, but the "
                 f"plaintext copy still exists in {p}: delete it there if you no longer need it"
             )
         return ImportReport(tuple(c.name for c in parsed.servers), moved, tuple(missing),
@@ -313,8 +313,9 @@ class McpService:
         self.save(current.with_server(replace(cfg, enabled=enabled), replace_existing=True))
 
     def entries(self) -> list[ServerEntry]:
-        """Every server with its secret needs and whether each is set (values never read out
-        of the keyring for this: only presence)."""
+        """Every server with its secret needs and whether each is set. The keyring has no
+        presence query, so each value is read, used only as ``is not None`` and never returned
+        (reading it also registers it with the redactor)."""
         descs: dict[str, Any] = {cfg.name: c for cfg, c in self.pack_servers()}
         out = []
         for cfg in self.servers():

@@ -75,25 +75,33 @@ class PluginService:
         """Load every pack once (idempotent); safe mode and the block list apply before import."""
         with self._lock:
             if self._host is None:
-                self.env.activate()
                 host = PackHost(
                     ReadOnlySettings(self.settings.get),
                     self.blocked(),
                     self.safe_mode,
                     self.env.site_dir,
                 )
-                host.load(discover(self.env.site_dir))
+                host.load(discover(self.env.site_dir, self._search_path()))
                 self._host = host
                 for r in host.reports.values():
                     if r.status == "failed":
                         log.warning("plugin pack %s (%s) failed: %s", r.name, r.dist, r.error)
             return self._host
 
+    def _search_path(self) -> list[str] | None:
+        """Where to look for packs. Safe mode lists the packs folder but never puts it on
+        ``sys.path`` (so none of its code, ``.pth`` files included, runs); otherwise it is
+        activated and the normal path is searched."""
+        if self.safe_mode:
+            return self.env.search_path()
+        self.env.activate()
+        return None
+
     def load_new(self, dist: str) -> list[PackReport]:
         """Load a pack that was just installed, without a restart."""
         host = self.load()
         with self._lock:
-            self.env.activate()
+            self._search_path()
             importlib.invalidate_caches()
             host.load(discover(self.env.site_dir, [str(self.env.site_dir)], [dist]))
             return [r for r in host.reports.values() if canonical_name(r.dist) == canonical_name(dist)]
@@ -131,8 +139,7 @@ class PluginService:
     # -- skills ----------------------------------------------------------------------------
 
     def _allowed(self) -> set[str]:
-        raw = self.settings.get(ALLOWED_SKILLS_KEY, []) or []
-        return {str(x) for x in raw if isinstance(x, str)}
+        return _names(self.settings.get(ALLOWED_SKILLS_KEY, []))
 
     def _pack_skill_sources(self) -> dict[str, DirectorySkillSource]:
         """Fresh (re-read) skill sources of the healthy packs, by pack name."""
@@ -185,8 +192,8 @@ class PluginService:
     # -- block list ------------------------------------------------------------------------
 
     def blocked(self) -> list[str]:
-        raw = self.settings.get(BLOCKED_KEY, []) or []
-        return sorted({str(x) for x in raw if isinstance(x, str) and x.strip()})
+        """The block list; a single name written by hand as a string counts as one entry."""
+        return sorted(_names(self.settings.get(BLOCKED_KEY, [])))
 
     def disable(self, name: str) -> bool:
         """Add ``name`` (a pack or distribution name) to the block list; False if already there."""
@@ -224,6 +231,12 @@ class PluginService:
 
     def restore(self, out: OutputFn, wait: float = 0.0) -> list[tuple[str, str]]:
         return self.installer.restore(out, wait)
+
+
+def _names(raw: object) -> set[str]:
+    """A settings list of names; a lone string (hand-edited TOML) is one name, not letters."""
+    items = [raw] if isinstance(raw, str) else raw if isinstance(raw, (list, tuple)) else []
+    return {x.strip() for x in items if isinstance(x, str) and x.strip()}
 
 
 __all__ = ["HeldSkill", "InstallError", "PluginService"]

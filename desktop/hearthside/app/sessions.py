@@ -14,12 +14,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..core.agent import Agent, AgentLimits, AllowAll, Approver, ChatModel, DenyAll, needs_approval
+from ..core.agent import (
+    DEFAULT_MAX_TOOL_CALLS,
+    DEFAULT_MAX_TURNS,
+    Agent,
+    AgentLimits,
+    AllowAll,
+    Approver,
+    ChatModel,
+    DenyAll,
+    needs_approval,
+)
 from ..core.memory.model import CorruptMemoryError, MemoryEntry, MemoryStoreError
 from ..core.memory.tools import memory_tools
 from ..core.session import SessionSnapshot, SkillLine, assemble_session
-from ..core.soul import SoulStore
+from ..core.skills import ORIGIN_PERSONA, DirectorySkillSource
+from ..core.soul import SoulResult, SoulStore
 from ..core.tools import Catalog, CatalogError, PermissionMode, ToolEnv
+from .drift import HeldBack
 from .personas import PersonaInfo
 
 log = logging.getLogger(__name__)
@@ -49,14 +61,16 @@ class SessionService:
         app = self.app
         info = app.personas.get(persona)
         notes: list[str] = []
-        exclude = self._excluded(info.path, notes)
-        comp = app.personas.compose(info.path, exclude)
+        held = self._held_back(info.path, notes)
+        comp = app.personas.compose(info.path, held.files)
         for name, reason in comp.skipped.items():
             notes.append(f"{name} skipped: {reason}")
         for name, finding in comp.findings.items():
             notes.append(f"{name} contains an {finding}")
         soul = SoulStore(app.soul_path()).load_with_meta()
-        if soul.reason and soul.reason != "no soul file":
+        if held.soul:
+            soul = SoulResult("", "", 0, "held back in strict mode", soul.path)
+        elif soul.reason and not _optional_soul_absent(app, soul.path):
             notes.append(f"soul not used: {soul.reason}")
         sid = uuid.uuid4().hex[:12]
         store = app.memory.store(persona)
@@ -68,7 +82,7 @@ class SessionService:
         catalog = Catalog()
         for t in memory_tools(store, sid):
             catalog.register(t, "builtin")
-        skills = self._add_pack_parts(catalog, info.path, mode, notes)
+        skills = self._add_pack_parts(catalog, info.path, mode, notes, held.skills)
         env = ToolEnv(persona=persona, workspace=_workspace(app), services={"hydrated_tools": set(), "memory": store})
         snap = assemble_session(persona, comp.soul, soul.body, index, skills, catalog, mode,
                                 found=comp.found, notes=notes)
@@ -88,8 +102,8 @@ class SessionService:
         if unattended:
             approver = AllowAll() if allow_mutating else DenyAll()
         limits = limits or AgentLimits(
-            int(self.app.settings.get("agent.max_turns", 20) or 20),
-            int(self.app.settings.get("agent.max_tool_calls", 50) or 50),
+            _positive_int(self.app.settings.get("agent.max_turns"), DEFAULT_MAX_TURNS),
+            _positive_int(self.app.settings.get("agent.max_tool_calls"), DEFAULT_MAX_TOOL_CALLS),
         )
         return Agent(model, prepared.snapshot.tools, prepared.snapshot.system_prompt, env=prepared.env,
                      approver=approver or DenyAll(), mode=prepared.snapshot.mode, limits=limits,
@@ -112,18 +126,18 @@ class SessionService:
         return OpenAICompatibleModel(resolve_config(self.app.settings, secrets))
 
     # -- parts from other services (each may be missing or broken) --------------------------
-    def _excluded(self, folder: Path, notes: list[str]) -> frozenset[str]:
+    def _held_back(self, folder: Path, notes: list[str]) -> HeldBack:
+        """What strict mode keeps out of this session (drifted or new files, skills, the soul)."""
         try:
-            got = frozenset(self.app.drift.excluded(folder))
+            held: HeldBack = self.app.drift.held_back(folder)
         except Exception as exc:  # noqa: BLE001 - drift trouble must not stop a chat
             log.warning("drift check failed for %s: %s", folder, exc)
-            return frozenset()
-        for name in sorted(got):
-            notes.append(f"{name} left out: it changed since you approved it (strict mode)")
-        return got
+            return HeldBack()
+        notes.extend(held.notes())
+        return held
 
     def _add_pack_parts(self, catalog: Catalog, folder: Path, mode: PermissionMode,
-                        notes: list[str]) -> list[SkillLine]:
+                        notes: list[str], held_skills: frozenset[str] = frozenset()) -> list[SkillLine]:
         from ..core.hosttools import make_skill_tool, make_tool_search, make_web_search
 
         app = self.app
@@ -132,6 +146,9 @@ class SessionService:
             for tool, pack in app.plugins.tool_entries():
                 _register(catalog, tool, pack, notes)
             cat = app.plugins.skill_catalog(folder)
+            for src in cat.sources:  # strict mode: the persona's drifted skills stay out
+                if held_skills and isinstance(src, DirectorySkillSource) and src.origin == ORIGIN_PERSONA:
+                    src.exclude = src.exclude | held_skills
             metas = cat.list()
             skills = [SkillLine(m.name, m.description) for m in metas]
             if metas:
@@ -156,6 +173,26 @@ def _register(catalog: Catalog, tool: Any, source: str, notes: list[str]) -> Non
         catalog.register(tool, source)
     except CatalogError as exc:
         notes.append(str(exc))
+
+
+def _positive_int(value: Any, default: int) -> int:
+    """A cap from settings; anything that is not a whole number above 0 means the default, so a
+    typo in settings.toml never stops a chat or lets a persona run without limits."""
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        return default
+    try:
+        n = int(value)
+    except ValueError:
+        return default
+    return n if n > 0 else default
+
+
+def _optional_soul_absent(app: Any, path: str) -> bool:
+    """The soul file is optional: its default path being absent is not worth a note on every
+    session (a configured path that is missing, or a file that is unusable, is)."""
+    import os
+
+    return path == str(app.paths.soul_file) and not os.path.lexists(path)
 
 
 def _workspace(app: Any) -> str | None:

@@ -10,10 +10,9 @@ from typing import Any
 
 import click
 
-from ..app.personas import PersonaError
 from ..core.agent import AgentResult, ModelError, ToolCall, ToolEvent
 from ..core.tools import PermissionMode, Tool
-from .common import HandledError, get_app
+from .common import HandledError, get_app, require_persona
 from .running import connect_mcp, model_or_offer
 
 
@@ -52,10 +51,7 @@ def chat(ctx: click.Context, persona: str, message: str | None, plan: bool, acce
     app = get_app(ctx)
     mode = PermissionMode.PLAN if plan else PermissionMode.ACCEPT_EDITS if accept_edits else PermissionMode.DEFAULT
     interactive = message is None
-    try:
-        app.personas.get(persona)
-    except PersonaError as exc:
-        raise HandledError(str(exc)) from exc
+    require_persona(app, persona)
     model = model_or_offer(app, interactive)
     connect_mcp(app)
     prepared = app.sessions.prepare(persona, mode)

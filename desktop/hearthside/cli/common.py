@@ -41,6 +41,16 @@ def get_app(ctx: click.Context) -> AppContext:
     return root.obj.app
 
 
+def require_persona(app: AppContext, persona: str) -> Any:
+    """The persona's info, or a handled one-line failure naming what to do."""
+    from ..app.personas import PersonaError
+
+    try:
+        return app.personas.get(persona)
+    except PersonaError as exc:
+        raise HandledError(str(exc)) from exc
+
+
 def emit_json(doc: Any) -> None:
     """Print exactly one JSON document on stdout (secrets masked)."""
     from ..core.redact import redact_obj

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ..app.personas import PersonaError
-from .common import HandledError, emit_json, get_app, json_option
+from .common import HandledError, emit_json, get_app, json_option, require_persona
 from .running import connect_mcp
 
 
@@ -21,10 +20,7 @@ def heartbeat() -> None:
 def run_cmd(ctx: click.Context, persona: str, as_json: bool) -> None:
     """Run one heartbeat now (ignores the schedule, never overlaps a running one)."""
     app = get_app(ctx)
-    try:
-        app.personas.get(persona)
-    except PersonaError as exc:
-        raise HandledError(str(exc)) from exc
+    require_persona(app, persona)
     connect_mcp(app)
     out = app.runtime.run(app.heartbeat.run(persona))
     if as_json:
@@ -55,10 +51,7 @@ def history_cmd(ctx: click.Context, persona: str, as_json: bool) -> None:
 
 def _set_paused(ctx: click.Context, persona: str, paused: bool) -> None:
     app = get_app(ctx)
-    try:
-        app.personas.get(persona)
-    except PersonaError as exc:
-        raise HandledError(str(exc)) from exc
+    require_persona(app, persona)
     app.heartbeat.set_paused(persona, paused)
     click.echo(f"Heartbeat for {persona} {'paused' if paused else 'resumed'}.")
 

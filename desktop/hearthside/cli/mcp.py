@@ -28,11 +28,8 @@ _GRACE = 15.0
 
 
 def _setup(ctx: click.Context) -> Any:
-    app = get_app(ctx)
-    from ..app.logs import setup_logging
-
-    setup_logging(app)
-    return app
+    """The app context; logging (redacting, with crash hooks) was set up when ``hearthside`` started."""
+    return get_app(ctx)
 
 
 def read_secret(label: str) -> str:
@@ -47,6 +44,17 @@ def read_secret(label: str) -> str:
         raise HandledError(f"no value was given for {label}; nothing was stored")
     register_secret(value)
     return str(value)
+
+
+def refuse_pasted_secret(pasted: tuple[str, ...]) -> None:
+    """Refuse a secret typed as an extra argument without echoing it back (click's own "unexpected
+    extra argument" error would print it)."""
+    if pasted:
+        raise click.UsageError(
+            "secrets are never taken from the command line, where they stay in your shell "
+            "history: run the command without the value and type it at the prompt (or pipe it "
+            "on stdin)"
+        )
 
 
 def _pairs(items: tuple[str, ...], what: str) -> dict[str, str]:
@@ -107,11 +115,11 @@ def list_cmd(ctx: click.Context, as_json: bool) -> None:
         if e.description:
             d["description"] = e.description
         docs.append(d)
-    if as_json:
-        emit_json({"servers": docs, "warning": svc.load_error} if svc.load_error else docs)
-        return
-    if svc.load_error:
+    if svc.load_error:  # on stderr, so --json stays the same one list whatever happened
         _echo(f"warning: {svc.load_error}", err=True)
+    if as_json:
+        emit_json(docs)
+        return
     if not docs:
         _echo("No MCP servers yet. Add one with 'hearthside mcp add' or 'hearthside mcp import FILE'.")
         return
@@ -120,9 +128,10 @@ def list_cmd(ctx: click.Context, as_json: bool) -> None:
         state = "enabled" if d["enabled"] else "disabled"
         _echo(f"{d['name']}  [{d['transport']}, {state}, {d['source']}]  {where}")
         for s in d["secrets"]:
-            st = {True: "set", False: "NOT SET", None: "unknown (keyring unavailable)"}[s["set"]]
+            # Not "KEY: state": the redactor masks whatever follows a secret-shaped name and a colon.
+            st = {True: "is set", False: "is NOT SET", None: "unknown (keyring unavailable)"}[s["set"]]
             desc = f" - {s['description']}" if s["description"] else ""
-            _echo(f"    secret {s['kind']} {s['key']}: {st}{desc}")
+            _echo(f"    {s['kind']} secret {s['key']} {st}{desc}")
 
 
 def _connect_one(app: Any, name: str) -> tuple[Any, list[Any]]:
@@ -131,6 +140,11 @@ def _connect_one(app: Any, name: str) -> tuple[Any, list[Any]]:
     except McpConfigError as exc:
         raise _fail(exc) from None
     return app.runtime.run(app.mcp.test(name), timeout=cfg.timeout * 3 + _GRACE)  # type: ignore[no-any-return]
+
+
+def _not_connected(name: str, status: Any) -> HandledError:
+    verb = "failed" if status.state == "failed" else f"is {status.state}"
+    return HandledError(f"MCP server {name} {verb}: {status.reason}")
 
 
 @mcp.command("tools")
@@ -142,7 +156,7 @@ def tools_cmd(ctx: click.Context, name: str, as_json: bool) -> None:
     app = _setup(ctx)
     status, tools = _connect_one(app, name)
     if status.state != "connected":
-        raise HandledError(f"MCP server {name} is {status.state}: {status.reason}")
+        raise _not_connected(name, status)
     docs = [{"name": t.spec.name, "tool": t.remote_name, "description": t.spec.description,
              "read_only": t.read_only, "schema": dict(t.spec.schema)} for t in tools]
     if as_json:
@@ -150,7 +164,8 @@ def tools_cmd(ctx: click.Context, name: str, as_json: bool) -> None:
         return
     for d in docs:
         ro = " (read-only)" if d["read_only"] else ""
-        _echo(f"{d['name']}{ro}: {d['description'].splitlines()[0] if d['description'] else ''}")
+        # " - ", not ":", after the name: a tool called get_token would have its text masked.
+        _echo(f"{d['name']}{ro} - {d['description'].splitlines()[0] if d['description'] else ''}")
 
 
 @mcp.command("test")
@@ -164,9 +179,9 @@ def test_cmd(ctx: click.Context, name: str, as_json: bool) -> None:
     if as_json:
         emit_json(status.as_dict())
     elif status.state == "connected":
-        _echo(f"{name}: connected, {len(tools)} tool(s)")
+        _echo(f"{name} is connected, {len(tools)} tool(s)")
     if status.state != "connected":
-        raise HandledError(f"MCP server {name} is {status.state}: {status.reason}")
+        raise _not_connected(name, status)
 
 
 @mcp.command("add", context_settings={"ignore_unknown_options": True})
@@ -259,7 +274,7 @@ def import_cmd(ctx: click.Context, file: str, as_json: bool) -> None:
         if rep.secrets_moved:
             _echo(f"moved {rep.secrets_moved} secret(s) into the OS keyring")
         for s, k in rep.missing:
-            _echo(f"  {s}: secret {k} still needs a value: hearthside mcp set-secret {s} {k}")
+            _echo(f"  server {s} still needs its secret {k}; enter it with: hearthside mcp set-secret {s} {k}")
         for n in rep.notes:
             _echo(f"note: {n}")
     if rep.secret_error:
@@ -284,9 +299,11 @@ def remove_cmd(ctx: click.Context, name: str) -> None:
 @mcp.command("set-secret")
 @click.argument("name")
 @click.argument("header")
+@click.argument("pasted", nargs=-1, metavar="")
 @click.pass_context
-def set_secret_cmd(ctx: click.Context, name: str, header: str) -> None:
+def set_secret_cmd(ctx: click.Context, name: str, header: str, pasted: tuple[str, ...]) -> None:
     """Enter (or replace) the secret HEADER (or env variable) of server NAME."""
+    refuse_pasted_secret(pasted)
     app = _setup(ctx)
     try:
         cfg = app.mcp.get(name)
@@ -306,10 +323,7 @@ def set_secret_cmd(ctx: click.Context, name: str, header: str) -> None:
 @click.pass_context
 def enable_cmd(ctx: click.Context, name: str) -> None:
     """Switch server NAME on."""
-    try:
-        _setup(ctx).mcp.set_enabled(name, True)
-    except McpConfigError as exc:
-        raise _fail(exc) from None
+    _switch(ctx, name, True)
 
 
 @mcp.command("disable")
@@ -317,7 +331,12 @@ def enable_cmd(ctx: click.Context, name: str) -> None:
 @click.pass_context
 def disable_cmd(ctx: click.Context, name: str) -> None:
     """Switch server NAME off (it stays configured)."""
+    _switch(ctx, name, False)
+
+
+def _switch(ctx: click.Context, name: str, on: bool) -> None:
     try:
-        _setup(ctx).mcp.set_enabled(name, False)
+        _setup(ctx).mcp.set_enabled(name, on)
     except McpConfigError as exc:
         raise _fail(exc) from None
+    _echo(f"MCP server {name} is now {'enabled' if on else 'disabled'}")

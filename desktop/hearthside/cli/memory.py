@@ -7,19 +7,18 @@ from typing import Any
 
 import click
 
-from ..app.personas import PersonaError
 from ..core.memory import MemoryStoreError
-from .common import HandledError, emit_json, get_app, json_option
+from .common import HandledError, emit_json, get_app, json_option, require_persona
 
 persona_option = click.option("--persona", "persona", required=True, help="The persona whose memory to use.")
 
 
 def _store(ctx: click.Context, persona: str) -> Any:
     app = get_app(ctx)
+    require_persona(app, persona)
     try:
-        app.personas.get(persona)
         return app.memory.store(persona)
-    except (PersonaError, ValueError) as exc:
+    except ValueError as exc:
         raise HandledError(str(exc)) from exc
 
 

@@ -56,11 +56,13 @@ def use_cmd(ctx: click.Context, base_url: str, name: str) -> None:
 
 
 @model.command("set-key")
+@click.argument("pasted", nargs=-1, metavar="")
 @click.pass_context
-def set_key_cmd(ctx: click.Context) -> None:
+def set_key_cmd(ctx: click.Context, pasted: tuple[str, ...]) -> None:
     """Store the API key in the keyring (typed at a hidden prompt, or one line on stdin)."""
-    from .mcp import read_secret
+    from .mcp import read_secret, refuse_pasted_secret
 
+    refuse_pasted_secret(pasted)
     value = read_secret("API key")
     if not value:
         raise HandledError("no key was given; nothing was stored.")

@@ -28,8 +28,12 @@ def list_cmd(ctx: click.Context, as_json: bool) -> None:
     """Show every pack: loaded (ok), failed (with the reason) or blocked."""
     app = get_app(ctx)
     reports = app.plugins.report()
+    held: dict[str, list[str]] = {}
+    for h in app.plugins.held_back_skills():
+        held.setdefault(h.pack, []).append(h.name)
     if as_json:
-        emit_json([r.as_dict() for r in reports])
+        emit_json([{**r.as_dict(), "held_skills": held.get(r.name, []) if r.status == "ok" else []}
+                   for r in reports])
         return
     if app.safe_mode:
         click.echo("Safe mode: third-party packs are not loaded.")
@@ -45,6 +49,9 @@ def list_cmd(ctx: click.Context, as_json: bool) -> None:
                 click.echo(f"    {kind}: {', '.join(names)}")
         for w in r.warnings:
             click.echo(f"    warning: {w}")
+        for name in held.get(r.name, []) if r.status == "ok" else []:
+            click.echo(f"    held back: skill {name!r} looks like an injection; read it, then "
+                       f"'hearthside plugins allow-skill {r.name}/{name}'")
 
 
 @plugins.command("install")
@@ -111,6 +118,9 @@ def restore_cmd(ctx: click.Context, wait: float) -> None:
 @click.pass_context
 def disable_cmd(ctx: click.Context, name: str) -> None:
     """Stop loading a pack (by pack or distribution name); it stays installed."""
+    name = name.strip()
+    if not name:
+        raise click.BadParameter("give the name of a pack or distribution", param_hint="NAME")
     svc = get_app(ctx).plugins
     if not svc.disable(name):
         click.echo(f"{name} is already disabled.")

@@ -46,7 +46,8 @@ def show_cmd(ctx: click.Context, soul_file: str | None, as_json: bool) -> None:
 
 
 def _drift(ctx: click.Context) -> DriftService:
-    return get_app(ctx).drift
+    drift: DriftService = get_app(ctx).drift
+    return drift
 
 
 def _warn_store(ctx: click.Context) -> None:
@@ -94,9 +95,13 @@ def approve_cmd(ctx: click.Context, paths: tuple[str, ...]) -> None:
         done = _drift(ctx).approve(list(paths) or None)
     except DriftError as exc:
         raise HandledError(str(exc)) from exc
-    for s in done:
+    approved = [s for s in done if s.state != "rejected"]
+    for s in approved:
         click.echo(f"{s.reason}: {s.path}")
-    click.echo(f"{len(done)} file(s) approved.")
+    for s in done:
+        if s.state == "rejected":
+            click.echo(f"not approved, the file cannot be used: {s.path}: {s.reason}", err=True)
+    click.echo(f"{len(approved)} file(s) approved.")
 
 
 @soul.command("diff")

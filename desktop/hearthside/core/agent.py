@@ -196,11 +196,10 @@ class Agent:
             runnable, over = list(reply.tool_calls[:allowed]), list(reply.tool_calls[allowed:])
             results = await self._dispatch(runnable)
             calls_made += len(runnable)
-            for call in over:
-                results[call.id] = (ToolResult.error(
-                    f"Not run: the limit of {self.limits.max_tool_calls} tool calls was reached."), False)
-            for call in reply.tool_calls:
-                res, ran = results[call.id]
+            results += [(ToolResult.error(
+                f"Not run: the limit of {self.limits.max_tool_calls} tool calls was reached."), False)
+                for _ in over]
+            for call, (res, ran) in zip(reply.tool_calls, results, strict=True):
                 ev = ToolEvent(call, res, ran)
                 events.append(ev)
                 if self.on_tool:
@@ -218,14 +217,15 @@ class Agent:
         if isinstance(hydrated, set) and hydrated:
             self.tool_specs = [s.as_openai() for s in self._catalog.advertised_specs(self.mode, hydrated)]
 
-    async def _dispatch(self, calls: list[ToolCall]) -> dict[str, tuple[ToolResult, bool]]:
-        out: dict[str, tuple[ToolResult, bool]] = {}
+    async def _dispatch(self, calls: list[ToolCall]) -> list[tuple[ToolResult, bool]]:
+        """Results in call order. Kept by position, not by call id: some local servers send
+        the same id (or none) for every call of a turn."""
+        out: list[tuple[ToolResult, bool]] = []
         batch: list[ToolCall] = []
 
         async def flush() -> None:
             if batch:
-                got = await asyncio.gather(*(self._run_one(c) for c in batch))
-                out.update({c.id: r for c, r in zip(batch, got)})
+                out.extend(await asyncio.gather(*(self._run_one(c) for c in batch)))
                 batch.clear()
 
         for call in calls:
@@ -234,7 +234,7 @@ class Agent:
                 batch.append(call)
                 continue
             await flush()
-            out[call.id] = await self._run_one(call)
+            out.append(await self._run_one(call))
         await flush()
         return out
 

@@ -109,10 +109,18 @@ class HeartbeatSettings:
             active_start=str(d.get("active_start", "") or ""),
             active_end=str(d.get("active_end", "") or ""),
             timezone=str(d.get("timezone", "") or ""),
-            paused=bool(d.get("paused", False)),
+            paused=_flag(d.get("paused", False)),
             prompt=str(d.get("heartbeat_prompt", "") or DEFAULT_PROMPT),
-            allow_mutating=bool(d.get("heartbeat_allow_mutating", False)),
+            allow_mutating=_flag(d.get("heartbeat_allow_mutating", False)),
         )
+
+
+def _flag(value: object) -> bool:
+    """A switch from settings. Only a real true (or "true"/"yes"/"on"/"1") turns it on: a
+    quoted ``"false"`` must not grant unattended runs the tools that change things."""
+    if isinstance(value, str):
+        return value.strip().lower() in ("true", "yes", "on", "1")
+    return value is True or (type(value) is int and value == 1)
 
 
 def skip_reason(cfg: HeartbeatSettings, now: datetime, checklist: str | None) -> str:
@@ -133,10 +141,84 @@ def skip_reason(cfg: HeartbeatSettings, now: datetime, checklist: str | None) ->
     return ""
 
 
-_WRAP = r"(?:\*{1,3}|_{1,3}|~~|`|</?[A-Za-z][^<>]*>)"
-_TOKEN = r"(?:HEARTBEAT_OK|NO_REPLY)"
-_ACK_START = re.compile(rf"^\s*(?:{_WRAP}\s*)*{_TOKEN}(?:\s*{_WRAP})*[.!]?")
-_ACK_END = re.compile(rf"(?:{_WRAP}\s*)*{_TOKEN}(?:\s*{_WRAP})*[.!]?\s*$")
+# Markdown emphasis characters and HTML tags may wrap the token. The edges are peeled by hand,
+# not by a regex: nested optional wrapper groups backtrack exponentially on a run of ``*``
+# (a Markdown rule of 30 stars took seconds), and a reply is model output of any shape.
+_WRAP_CHARS = frozenset("*_~`")
+_TAG = re.compile(r"</?[A-Za-z][^<>]*>")
+
+
+def _tag_before(text: str, end: int) -> int:
+    """Start of an HTML tag ending exactly at ``end``, or -1."""
+    if end == 0 or text[end - 1] != ">":
+        return -1
+    start = text.rfind("<", 0, end - 1)
+    return start if start >= 0 and _TAG.fullmatch(text, start, end) else -1
+
+
+def _skip_forward(text: str, i: int, *, emphasis_after_space: bool = True) -> int:
+    """Skip whitespace, tags and emphasis from ``i``. Without ``emphasis_after_space``, emphasis
+    only counts while it touches what came before (``**HEARTBEAT_OK** *later*`` keeps ``*later*``)."""
+    gap = False
+    while i < len(text):
+        c = text[i]
+        if c.isspace():
+            i, gap = i + 1, True
+        elif c in _WRAP_CHARS and (emphasis_after_space or not gap):
+            i += 1
+        elif c == "<" and (m := _TAG.match(text, i)):
+            i, gap = m.end(), False
+        else:
+            break
+    return i
+
+
+def _skip_backward(text: str, j: int, *, emphasis_after_space: bool = True) -> int:
+    """The mirror of :func:`_skip_forward`, from an exclusive end ``j``."""
+    gap = False
+    while j > 0:
+        c = text[j - 1]
+        if c.isspace():
+            j, gap = j - 1, True
+        elif c in _WRAP_CHARS and (emphasis_after_space or not gap):
+            j -= 1
+        elif (t := _tag_before(text, j)) >= 0:
+            j, gap = t, False
+        else:
+            break
+    return j
+
+
+def _standalone(text: str, start: int, end: int) -> bool:
+    """Does text[start:end] stand alone? ``HEARTBEAT_OKAY`` and ``MY_NO_REPLY`` are words, not
+    the token; a ``_`` beside it is emphasis only when no letter or digit lies beyond it."""
+    def word(i: int) -> bool:
+        return 0 <= i < len(text) and text[i].isascii() and text[i].isalnum()
+    before = word(start - 1) or (start >= 2 and text[start - 1] == "_" and word(start - 2))
+    after = word(end) or (end + 1 < len(text) and text[end] == "_" and word(end + 1))
+    return not before and not after
+
+
+def _strip_leading_token(text: str) -> str | None:
+    i = _skip_forward(text, 0)
+    for token in ACK_TOKENS:
+        if text.startswith(token, i) and _standalone(text, i, i + len(token)):
+            j = _skip_forward(text, i + len(token), emphasis_after_space=False)
+            if j < len(text) and text[j] in ".!":
+                j += 1
+            return text[j:].strip()
+    return None
+
+
+def _strip_trailing_token(text: str) -> str | None:
+    j = _skip_backward(text, len(text))
+    if j and text[j - 1] in ".!":
+        j = _skip_backward(text, j - 1)
+    for token in ACK_TOKENS:
+        i = j - len(token)
+        if i >= 0 and text.startswith(token, i) and _standalone(text, i, j):
+            return text[: _skip_backward(text, i, emphasis_after_space=False)].strip()
+    return None
 
 
 @dataclass(frozen=True)
@@ -151,13 +233,11 @@ class ReplyVerdict:
 def classify_reply(reply: str) -> ReplyVerdict:
     """Apply the acknowledgement rule to a heartbeat reply."""
     text = reply.strip()
-    m = _ACK_START.match(text)
-    if m:
-        rest = text[m.end():].strip()
-    else:
-        m = _ACK_END.search(text)
-        rest = text[: m.start()].strip() if m else text
-    if m is None:
+    head = _strip_leading_token(text)
+    rest = text if head is None else head
+    tail = _strip_trailing_token(rest)  # a token at both edges leaves a clean alert body
+    rest = rest if tail is None else tail
+    if head is None and tail is None:
         if not text:
             return ReplyVerdict(True, "", False)  # nothing was said; nothing to tell the user
         return ReplyVerdict(False, text, False)

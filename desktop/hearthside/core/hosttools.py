@@ -28,8 +28,13 @@ TOOL_SEARCH_NAME = "ToolSearch"
 SKILL_TOOL_NAME = "Skill"
 WEB_SEARCH_NAME = "WebSearch"
 
+#: The learned-memory tools every session gets (``core.memory.tools``; a test keeps the two
+#: lists equal). Spelled out here so checking a pack's names does not import the memory model.
+MEMORY_TOOL_NAMES = frozenset({"memory_remember", "memory_recall", "memory_search",
+                               "memory_inspect", "memory_forget", "memory_undo"})
+
 #: Names packs may not register (the host's own tools) and the prefix MCP tools live under.
-RESERVED_TOOL_NAMES = frozenset({TOOL_SEARCH_NAME, SKILL_TOOL_NAME, WEB_SEARCH_NAME})
+RESERVED_TOOL_NAMES = frozenset({TOOL_SEARCH_NAME, SKILL_TOOL_NAME, WEB_SEARCH_NAME}) | MEMORY_TOOL_NAMES
 RESERVED_TOOL_PREFIX = "mcp__"
 
 #: The ``env.services`` key where ToolSearch records the tools it hydrated this session.

@@ -309,12 +309,7 @@ def server_from_entry(
             if kind == "http":
                 check_header(k, v)
             if is_secret_name(k) or PLACEHOLDER_RX.match(v):
-                ref = ref_for(name, k)
-                out[k] = SecretRef(ref)
-                if PLACEHOLDER_RX.match(v):
-                    missing.append(ref)
-                else:
-                    secrets[ref] = v
+                out[k] = _take_secret(ref_for(name, k), v, secrets, missing)
             else:
                 out[k] = v
         return out
@@ -359,6 +354,17 @@ def server_from_entry(
     return validate_server(cfg), secrets, missing
 
 
+def _take_secret(ref: str, value: str, secrets: dict[str, str], missing: list[str]) -> SecretRef:
+    """A reference for a secret found in another host's config: the value goes to ``secrets``
+    (bound for the keyring), or, for a placeholder that host resolves itself, the reference
+    goes to ``missing`` so the user is asked to enter it."""
+    if PLACEHOLDER_RX.match(value):
+        missing.append(ref)
+    else:
+        secrets[ref] = value
+    return SecretRef(ref)
+
+
 def _split_secret_query(
     name: str, url: str, secrets: dict[str, str], missing: list[str]
 ) -> tuple[str, dict[str, SecretRef]]:
@@ -374,12 +380,7 @@ def _split_secret_query(
     refs: dict[str, SecretRef] = {}
     for k, v in urllib.parse.parse_qsl(parts.query, keep_blank_values=True):
         if is_secret_name(k) and v:
-            ref = query_ref(name, k)
-            refs[k] = SecretRef(ref)
-            if PLACEHOLDER_RX.match(v):
-                missing.append(ref)
-            else:
-                secrets[ref] = v
+            refs[k] = _take_secret(query_ref(name, k), v, secrets, missing)
         else:
             kept.append((k, v))
     if not refs:
@@ -435,12 +436,19 @@ def parse_host_config(text: str, what: str = "the file") -> ParsedServers:
     servers: list[ServerConfig] = []
     secrets: dict[str, str] = {}
     missing: list[str] = []
+    notes: list[str] = []
     for name, raw in block.items():
         cfg, sec, miss = server_from_entry(name, raw)
         servers.append(cfg)
         secrets.update(sec)
         missing.extend(miss)
-    return ParsedServers(tuple(servers), secrets, tuple(missing))
+        if isinstance(raw, dict) and str(raw.get("type", "")).lower() == "sse":
+            notes.append(
+                f"server {name!r} was set up for the older SSE transport; Hearthside speaks "
+                "streamable HTTP, which most such servers also offer (often at /mcp instead of "
+                "/sse): if 'hearthside mcp test' fails, change its URL"
+            )
+    return ParsedServers(tuple(servers), secrets, tuple(missing), tuple(notes))
 
 
 @dataclass(frozen=True)

@@ -79,6 +79,10 @@ _TOKEN_SHAPES_RX = re.compile(
 )
 
 
+#: The password in a URL's user-info (``https://user:password@host/``).
+_URL_PASSWORD_RX = re.compile(r"(?i)(?P<pre>\b[a-z][a-z0-9+.-]*://[^/\s:@]*:)(?P<value>[^/\s@]+)(?=@)")
+
+
 class Redactor:
     """Masks known secret values and secret-shaped values in text. Thread-safe: secrets are
     registered from the runtime thread and logs are written from any thread."""
@@ -136,6 +140,7 @@ def redact_shapes(text: str) -> str:
     text = _QUOTED_PAIR_RX.sub(_mask_value, text)
     text = _HEADER_LINE_RX.sub(_mask_header_line, text)
     text = _ASSIGN_RX.sub(_mask_value, text)
+    text = _URL_PASSWORD_RX.sub(_mask_value, text)
     return _TOKEN_SHAPES_RX.sub(MASK, text)
 
 

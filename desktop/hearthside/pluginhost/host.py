@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.metadata as md
+import inspect
 import os
 import re
 import sys
@@ -98,6 +99,7 @@ class Candidate:
     dist: str
     version: str
     location: str  # "app" or "packs"
+    error: str = ""  # set when the distribution's entry points cannot even be read
 
     @property
     def name(self) -> str:
@@ -115,6 +117,29 @@ def _dist_location(dist: md.Distribution, packs_site: Path | None) -> str:
     return "app"
 
 
+def pack_entry_points(dist: md.Distribution) -> tuple[list[md.EntryPoint], str]:
+    """Our group's entry points of ``dist``, and why they could not be read ("" when fine).
+
+    A damaged ``entry_points.txt`` makes ``importlib.metadata`` raise; a distribution that
+    names our group in it is reported as a failed pack (under its distribution name) instead
+    of breaking discovery of every other pack.
+    """
+    try:
+        return [ep for ep in dist.entry_points if ep.group == ENTRY_POINT_GROUP], ""
+    except Exception as exc:  # noqa: BLE001 - any parse error of a damaged file
+        try:
+            raw = dist.read_text("entry_points.txt") or ""
+        except Exception:  # noqa: BLE001
+            raw = ""
+        if f"[{ENTRY_POINT_GROUP}]" not in raw:
+            return [], ""
+        name = canonical_name(dist.metadata["Name"] or "unknown")
+        placeholder = md.EntryPoint(name, name, ENTRY_POINT_GROUP)
+        reason = (f"its entry_points.txt cannot be read ({_describe(exc)}); reinstall or "
+                  "uninstall the pack")
+        return [placeholder], reason
+
+
 def discover(packs_site: Path | None = None, path: list[str] | None = None,
              only_dists: Iterable[str] = ()) -> list[Candidate]:
     """Every entry point of our group, one pass over the installed distributions.
@@ -127,7 +152,7 @@ def discover(packs_site: Path | None = None, path: list[str] | None = None,
     out: list[Candidate] = []
     dists = md.distributions(path=path) if path is not None else md.distributions()
     for dist in dists:
-        eps = [ep for ep in dist.entry_points if ep.group == ENTRY_POINT_GROUP]
+        eps, error = pack_entry_points(dist)
         if not eps:
             continue
         meta = dist.metadata
@@ -138,7 +163,7 @@ def discover(packs_site: Path | None = None, path: list[str] | None = None,
         seen.add(key)
         loc = _dist_location(dist, packs_site)
         for ep in eps:
-            out.append(Candidate(ep, dname, meta["Version"] or "", loc))
+            out.append(Candidate(ep, dname, meta["Version"] or "", loc, error))
     out.sort(key=lambda c: (c.name, canonical_name(c.dist)))
     return out
 
@@ -164,6 +189,17 @@ def _describe(exc: BaseException) -> str:
         return "it raised KeyboardInterrupt"
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+
+
+def _validation_reason(exc: pluggy.PluginValidationError) -> str:
+    """pluggy's multi-line complaint as one sentence a user can act on."""
+    text = " ".join(str(exc).split())
+    hook = re.search(r"for hook '(\w+)'", text)
+    args = re.search(r"Argument\(s\) \{(.*?)\} are declared in the hookimpl", text)
+    if hook and args:
+        return (f"its {hook.group(1)} hook asks for {args.group(1)}, which this Hearthside does "
+                "not provide; the pack may need a newer Hearthside")
+    return f"it does not fit this Hearthside (it may need a newer version): {text}"
 
 
 class PackHost:
@@ -245,6 +281,8 @@ class PackHost:
 
     def _load_one_quietly(self, c: Candidate) -> PackReport:
         report = PackReport(c.name, c.dist, c.version, location=c.location)
+        if c.error:
+            return self._fail(report, c.error)
         try:
             plugin = c.ep.load()
         except BaseException as exc:  # noqa: BLE001 - a pack may raise anything, even SystemExit
@@ -254,7 +292,7 @@ class PackHost:
         except BaseException as exc:  # noqa: BLE001 - PluginValidationError, ValueError, ...
             msg = _describe(exc)
             if isinstance(exc, pluggy.PluginValidationError):
-                msg = f"it does not fit this Hearthside (it may need a newer version): {exc}"
+                msg = _validation_reason(exc)
             return self._fail(report, msg)
         try:
             return self._call_hooks(c, plugin, report)
@@ -368,6 +406,11 @@ class _Register:
             raise self._reject(
                 f"it registered {type(obj).__name__} {obj!r:.60} as a tool, but it is not one "
                 "(a tool needs spec, read_only and execute)"
+            )
+        if not inspect.iscoroutinefunction(obj.execute):
+            raise self._reject(
+                f"its tool {obj.spec.name!r} has an execute that is not 'async def'; sessions "
+                "await every tool"
             )
         name = obj.spec.name
         if not TOOL_NAME_RX.match(name):

@@ -26,7 +26,7 @@ from typing import Any
 import filelock
 
 from ..adapters.atomicfile import write_atomic
-from .host import canonical_name
+from .host import canonical_name, pack_entry_points
 from .packsenv import PacksEnv
 from .specs import ENTRY_POINT_GROUP
 
@@ -85,7 +85,7 @@ def _installed(site: Path) -> dict[str, tuple[str, str, md.Distribution]]:
 
 
 def _pack_names(dist: md.Distribution) -> list[str]:
-    return [ep.name for ep in dist.entry_points if ep.group == ENTRY_POINT_GROUP]
+    return [ep.name for ep in pack_entry_points(dist)[0]]
 
 
 class PackInstaller:
@@ -100,14 +100,19 @@ class PackInstaller:
     # -- the lock and pip ------------------------------------------------------------------
 
     def _lock(self, wait: float) -> filelock.BaseFileLock:
-        self.env.root.mkdir(parents=True, exist_ok=True, mode=0o700)
         lock = filelock.FileLock(str(self.lock_file), timeout=wait)
         try:
+            self.env.root.mkdir(parents=True, exist_ok=True, mode=0o700)
             lock.acquire()
         except filelock.Timeout:
             raise InstallError(
                 "Another pack install or removal is running (lock file "
                 f"{self.lock_file}). Wait for it to finish and try again, or pass --wait SECONDS."
+            ) from None
+        except OSError as exc:
+            raise InstallError(
+                f"The packs folder {self.env.root} cannot be used ({exc.strerror or exc}); "
+                "check that your data folder (XDG_DATA_HOME) is writable"
             ) from None
         return lock
 
@@ -150,7 +155,14 @@ class PackInstaller:
         return [p for p in packs or [] if isinstance(p, dict) and isinstance(p.get("name"), str)]
 
     def _save_record(self, packs: list[dict[str, Any]]) -> None:
-        write_atomic(self.record_file, json.dumps({"version": 1, "packs": packs}, indent=2) + "\n")
+        try:
+            write_atomic(self.record_file, json.dumps({"version": 1, "packs": packs}, indent=2) + "\n")
+        except OSError as exc:
+            raise InstallError(
+                f"pip finished, but the record of installed packs {self.record_file} could not be "
+                f"written ({exc.strerror or exc}); 'hearthside plugins restore' will not know "
+                "about this change"
+            ) from None
 
     def _remember(self, name: str, spec: str, version: str) -> None:
         packs = [p for p in self.record() if canonical_name(p["name"]) != canonical_name(name)]

@@ -16,6 +16,7 @@ the app depends on.
 from __future__ import annotations
 
 import importlib
+import logging
 import os
 import site
 import sys
@@ -24,6 +25,8 @@ import venv
 from pathlib import Path
 
 HOST_PTH = "_hearthside_host.pth"
+
+log = logging.getLogger(__name__)
 
 
 class PacksEnv:
@@ -50,23 +53,52 @@ class PacksEnv:
         return self.site_dir.is_dir()
 
     def activate(self) -> bool:
-        """Put the packs venv on ``sys.path`` (after the app's own folders). Idempotent."""
+        """Put the packs venv on ``sys.path`` (after the app's own folders). Idempotent.
+
+        ``addsitedir`` runs the ``.pth`` files packs installed (editable installs need them),
+        and such a line may raise anything, even ``SystemExit``: the folder then goes on the
+        path without the rest of its ``.pth`` lines, and Hearthside carries on. Safe mode
+        never calls this, so a bad ``.pth`` cannot stop the user from uninstalling its pack.
+        """
         if not self.exists():
             return False
         site_str = str(self.site_dir)
         if site_str not in sys.path:
-            site.addsitedir(site_str)
+            try:
+                site.addsitedir(site_str)
+            except BaseException as exc:  # noqa: BLE001 - a pack's .pth ran code that raised
+                log.warning("a .pth file in %s failed (%r); its packs may not load", site_str, exc)
+                if site_str not in sys.path:
+                    sys.path.append(site_str)
             importlib.invalidate_caches()
         return True
+
+    def search_path(self) -> list[str]:
+        """``sys.path`` plus the packs folder, to *list* packs without importing from them."""
+        site_str = str(self.site_dir)
+        return sys.path if site_str in sys.path else [*sys.path, site_str]
 
     def ensure(self) -> None:
         """Create the venv when missing (or built for another Python) and refresh the host link."""
         if not (self.exists() and self.python.exists()):
             self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
+            self._drop_dangling_links()
             venv.EnvBuilder(with_pip=False, clear=False, symlinks=os.name != "nt").create(self.env_dir)
         self.site_dir.mkdir(parents=True, exist_ok=True)
         lines = [p for p in host_site_dirs() if Path(p).resolve() != self.site_dir.resolve()]
         (self.site_dir / HOST_PTH).write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+    def _drop_dangling_links(self) -> None:
+        """Remove interpreter links whose target is gone (the Python Hearthside runs on was
+        upgraded or moved). ``venv`` never replaces an existing link, so without this the
+        packs venv would keep pointing at nothing; its installed packs are kept either way."""
+        bindir = self.python.parent
+        if not bindir.is_dir():
+            return
+        for entry in bindir.iterdir():
+            if entry.is_symlink() and not entry.exists():
+                entry.unlink()
 
 
 def host_site_dirs() -> list[str]:

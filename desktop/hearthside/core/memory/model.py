@@ -176,18 +176,20 @@ def secret_shape(text: str) -> str:
     return ""
 
 
-def validate_value(value: str, description: str) -> None:
-    """Raise when a value or description is too big or looks like a credential."""
+def validate_value(value: str, description: str, key: str = "") -> None:
+    """Raise when a value or description is too big, or it or the key (which is shown in
+    every prompt's index) looks like a credential."""
     if not isinstance(value, str) or not isinstance(description, str):
         raise MemoryStoreError("memory values and descriptions must be text.")
     for what, text, cap in (("value", value, MAX_VALUE_BYTES), ("description", description, MAX_DESCRIPTION_BYTES)):
         n = len(text.encode("utf-8"))
         if n > cap:
             raise LimitError(f"the memory {what} is {n} bytes; the limit is {cap} bytes (64 KiB). Shorten it.")
-    shape = secret_shape(value) or secret_shape(description)
+    shape = secret_shape(value) or secret_shape(description) or secret_shape(key)
     if shape:
         raise SecretValueError(
-            f"refused: the value looks like {shape}. Secrets belong in the keyring, not in memory."
+            f"refused: this memory contains what looks like {shape}. Secrets belong in the keyring, "
+            "not in memory."
         )
 
 
@@ -326,7 +328,7 @@ class MemoryDocument:
     ) -> MemoryRecord:
         """Store a value (last write wins, or CAS when ``expected`` is given)."""
         validate_key(key)
-        validate_value(value, description)
+        validate_value(value, description, key)
         self._check_expected(key, expected)
         if not self.current_version(key) and self.active_count() >= MAX_KEYS:
             raise LimitError(f"this persona already has {MAX_KEYS} memories; forget some first.")

@@ -53,8 +53,10 @@ class MemoryTool:
             return await asyncio.to_thread(self._run, dict(args))
         except MemoryStoreError as exc:
             return ToolResult.error(str(exc))
-        except (KeyError, TypeError) as exc:
-            return ToolResult.error(f"missing or wrong argument: {exc}")
+        except KeyError as exc:
+            return ToolResult.error(f"missing argument {exc}; see the tool's parameters.")
+        except (TypeError, ValueError) as exc:
+            return ToolResult.error(f"wrong argument: {exc}")
 
     def _run(self, a: dict[str, Any]) -> ToolResult:
         s, sid = self.store, self.session_id
