@@ -433,9 +433,9 @@ def test_approving_a_removed_file_forgets_it(app: AppContext, isolated_home: Pat
 def test_a_later_edit_of_a_drifted_file_is_announced_again(
     app: AppContext, isolated_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import hearthside.app.drift as drift_mod
+    import hearthside.app.drift_live as live_mod
 
-    monkeypatch.setattr(drift_mod, "REPEAT_COOLDOWN", 0.5)
+    monkeypatch.setattr(live_mod, "REPEAT_COOLDOWN", 0.5)
     root = make_persona(isolated_home, "alice")
     _, events = started(app)
     atomic_save(root / "SOUL.md", "first edit")
@@ -586,3 +586,22 @@ def test_edits_to_a_link_target_outside_the_folder_are_seen_live(app: AppContext
     events.wait_for(is_event("alice", "USER.md", "approved"))
     report = drift.watch_report()
     assert report is not None and {str(dotfiles), str(elsewhere)} <= set(report.native)
+
+
+def test_a_persona_folder_added_in_settings_while_watching_is_watched(app: AppContext, isolated_home: Path) -> None:
+    make_persona(isolated_home, "alice")
+    drift, events = started(app)
+    workspace = isolated_home / "openclaw" / "workspace"
+    workspace.mkdir(parents=True)
+    (workspace / "SOUL.md").write_text("the workspace soul")
+    settings = AppContext().settings  # another process (the CLI, or a hand edit) adds the folder
+    settings.set("personas.folders", [str(workspace)])
+    deadline = time.monotonic() + WAIT
+    while time.monotonic() < deadline:  # the new folder is scanned (trusted) and watched
+        report = drift.watch_report()
+        if report is not None and str(workspace) in report.native:
+            break
+        time.sleep(0.1)
+    settle()
+    atomic_save(workspace / "SOUL.md", "the workspace soul, edited")
+    events.wait_for(is_event("workspace", "SOUL.md", "drifted"))
