@@ -338,3 +338,25 @@ def test_installing_a_pack_that_comes_with_hearthside_changes_nothing(run_cli, a
     assert "Requirement already satisfied: hearthside-files" in proc.stderr  # pip saw the app's copy
     assert "already installed" in proc.stderr.strip().splitlines()[-1]
     assert not app_paths.installed_packs_file.exists()
+
+
+def test_first_party_pack_wheels_carry_every_file_and_entry_point(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The app uses editable installs, which would hide a file missing from a real wheel."""
+    import zipfile
+
+    packs = sorted(p for p in (packfactory.ROOT / "plugins").iterdir() if (p / "pyproject.toml").exists())
+    assert [p.name for p in packs] == ["hearthside-files", "hearthside-searxng", "hearthside-starter-skills"]
+    copies = []
+    for pack in packs:  # build from copies, so no build/ or egg-info lands in the tree
+        copies.append(tmp_path / "src" / pack.name)
+        shutil.copytree(pack, copies[-1], ignore=shutil.ignore_patterns("__pycache__", "*.egg-info", "build"))
+    packfactory.pip_wheel(copies, tmp_path / "dist")
+    for pack in packs:
+        mod = pack.name.replace("-", "_")
+        [wheel] = (tmp_path / "dist").glob(f"{mod}-*.whl")
+        names = set(zipfile.ZipFile(wheel).namelist())
+        want = {p.relative_to(pack).as_posix() for p in (pack / mod).rglob("*")
+                if p.is_file() and "__pycache__" not in p.parts}
+        assert want <= names, sorted(want - names)
+        [eps] = [n for n in names if n.endswith(".dist-info/entry_points.txt")]
+        assert "[hearthside.plugins]" in zipfile.ZipFile(wheel).read(eps).decode()

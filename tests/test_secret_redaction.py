@@ -232,3 +232,20 @@ def test_without_a_usable_log_file_commands_run_and_crash_reports_stay_redacted(
     assert crash.returncode == 1
     assert "ValueError: the token was ********" in crash.stderr
     assert "no-log-file-secret-77" not in crash.stderr
+
+
+def test_the_model_api_key_from_the_environment_is_masked_too() -> None:
+    key = "env-model-key-2718-abc"
+    code = (
+        "import logging, sys\n"
+        "from hearthside.app.context import AppContext\n"
+        "from hearthside.app.logs import setup_logging\n"
+        "setup_logging(AppContext())\n"
+        "logging.getLogger('x').warning('using %s', sys.argv[1])\n"
+    )
+    import os
+
+    proc = subprocess.run([sys.executable, "-c", code, key], capture_output=True, text=True, timeout=60,
+                          env=dict(os.environ, HEARTHSIDE_MODEL_API_KEY=key), check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert "using ********" in proc.stderr and key not in proc.stderr

@@ -20,10 +20,13 @@ import traceback
 from types import TracebackType
 from typing import Any
 
-from ..core.redact import redact
+from ..core.redact import redact, register_secret
 from .paths import ensure_dir
 
 LOG_FILE_NAME = "hearthside.log"
+#: Secrets Hearthside reads from its own environment (headless use, tests): masked like the
+#: keyring's, though they never pass through the keyring.
+SECRET_ENV_VARS = ("HEARTHSIDE_MODEL_API_KEY",)
 _FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
@@ -123,7 +126,8 @@ class PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
 
 def setup_logging(app: Any, *, level: int | None = None, stderr: bool = True) -> logging.Logger:
     """Configure the root logger: a rotating file ``<state>/log/hearthside.log`` (private
-    permissions), stderr, a redacting filter on every handler, and crash hooks that redact.
+    permissions), stderr, a redacting filter on every handler, and crash hooks that redact;
+    register the secrets taken from the environment (:data:`SECRET_ENV_VARS`).
 
     Safe to call twice: the handlers it added before are replaced. ``HEARTHSIDE_LOG_LEVEL``
     overrides the level (default INFO). A log file that cannot be opened (a read-only or
@@ -164,6 +168,8 @@ def setup_logging(app: Any, *, level: int | None = None, stderr: bool = True) ->
     # query string stay out of the log even before redaction.
     for noisy in ("httpx2", "httpx", "httpcore", "mcp.client.streamable_http"):
         logging.getLogger(noisy).setLevel(max(level, logging.WARNING))
+    for var in SECRET_ENV_VARS:
+        register_secret(os.environ.get(var))
     _install_record_factory()
     sys.excepthook = _excepthook
     threading.excepthook = _thread_excepthook

@@ -74,8 +74,10 @@ def _clean(value: object, cap: int) -> str:
     text = _CONTROL.sub(" ", text).replace("\n", " ").replace("\r", " ").strip()
     if len(text) > cap:
         text = text[:cap] + "…"
-    # Angle brackets are escaped so no result can open or close a tag of the fence.
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    # Angle brackets are escaped so no result can open or close a tag of the fence, and
+    # double quotes so no text can end an attribute of it (the query sits in one).
+    return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+            .replace('"', "&quot;"))
 
 
 FENCE_HEADER = (
