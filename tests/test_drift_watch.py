@@ -605,3 +605,34 @@ def test_a_persona_folder_added_in_settings_while_watching_is_watched(app: AppCo
     settle()
     atomic_save(workspace / "SOUL.md", "the workspace soul, edited")
     events.wait_for(is_event("workspace", "SOUL.md", "drifted"))
+
+
+def test_a_linked_skill_folder_is_tracked_flagged_held_back_and_watched(app: AppContext, isolated_home: Path) -> None:
+    """The skill catalog follows a linked skill folder, so drift must see it too."""
+    root = make_persona(isolated_home, "alice")
+    shared = isolated_home / "shared-skills" / "brew"
+    shared.mkdir(parents=True)
+    (shared / "SKILL.md").write_text("---\nname: brew\ndescription: brew tea\n---\nBoil water.\n")
+    (root / "skills").mkdir()
+    (root / "skills" / "brew").symlink_to(shared)
+    drift, events = started(app)
+    st = by_file(drift.status(), "alice", "skills/brew/SKILL.md")
+    assert st.state == "new" and any("through a symbolic link" in f and str(shared) in f for f in st.findings)
+    drift.set_strict(True)
+    assert drift.held_back(root).skills == {"brew"}
+    drift.approve([str(root / "skills" / "brew" / "SKILL.md")])
+    assert drift.held_back(root).skills == frozenset()
+    settle()
+    atomic_save(shared / "SKILL.md", "---\nname: brew\ndescription: brew coffee\n---\nGrind.\n")
+    events.wait_for(is_event("alice", "skills/brew/SKILL.md", "drifted"))
+
+
+def test_a_new_skill_removed_before_approval_is_reported_gone(app: AppContext, isolated_home: Path) -> None:
+    root = make_persona(isolated_home, "alice")
+    _, events = started(app)
+    skill = root / "skills" / "brew" / "SKILL.md"
+    skill.parent.mkdir(parents=True)
+    skill.write_text("---\nname: brew\ndescription: brew tea\n---\nBoil water.\n")
+    events.wait_for(is_event("alice", "skills/brew/SKILL.md", "new"))
+    shutil.rmtree(root / "skills" / "brew")
+    events.wait_for(is_event("alice", "skills/brew/SKILL.md", "missing"))

@@ -179,7 +179,8 @@ class DriftService:
             names = list(BOOTSTRAP_ORDER)
             skills = unit.root / SKILLS
             try:
-                entries = sorted(e.name for e in os.scandir(skills) if e.is_dir(follow_symlinks=False))
+                # Linked skill folders count, as the skill catalog follows them too.
+                entries = sorted(e.name for e in os.scandir(skills) if e.is_dir() and not e.name.startswith("."))
             except OSError:
                 entries = []
             names += [f"{SKILLS}/{n}/{SKILL_FILE}" for n in entries[:MAX_SKILLS]]
@@ -196,12 +197,10 @@ class DriftService:
         if not exists:
             return Reading(False, None, reason="the file does not exist")
         findings: list[str] = []
-        if os.path.islink(path):
-            # Compare real paths: a folder reached through a linked parent is still itself.
-            target, root = os.path.realpath(path), os.path.realpath(unit.root)
-            inside = target == root or target.startswith(root + os.sep)
-            if os.path.exists(target) and not inside:
-                findings.append(f"{name} is a symbolic link to {target}, outside {unit.root}")
+        target = self.outside_target(unit, name)
+        if target and os.path.exists(target):
+            how = "is a symbolic link to" if os.path.islink(path) else "is reached through a symbolic link, at"
+            findings.append(f"{name} {how} {target}, outside {unit.root}")
         if unit.soul_file is not None:
             res = SoulStore(str(path)).load_with_meta()
             if res.reason:
@@ -213,6 +212,20 @@ class DriftService:
         if pf.finding is not None:
             findings.append(f"{name} contains an {pf.finding.describe()}")
         return Reading.of_text(pf.body, findings)
+
+    def outside_target(self, unit: Unit, name: str) -> str:
+        """Where a file really is, when a link inside the unit (the file itself, or a skill
+        folder) leads outside it; "" otherwise. Real paths are compared, so a unit reached
+        through a linked parent folder is still itself."""
+        base = unit.soul_file.parent if unit.soul_file is not None else unit.root
+        path, linked = base, False
+        for part in (unit.soul_file.name,) if unit.soul_file is not None else name.split("/"):
+            path = path / part
+            linked = linked or os.path.islink(path)
+        if not linked:
+            return ""
+        target, root = os.path.realpath(path), os.path.realpath(base)
+        return "" if target == root or target.startswith(root + os.sep) else target
 
     def scan_unit(self, unit: Unit) -> list[FileStatus]:
         """Judge every file of a unit; spends trust on first use when it is the first scan.

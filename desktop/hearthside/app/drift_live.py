@@ -174,15 +174,8 @@ class LiveDrift:
         Editing such a target (a soul kept in a dotfiles repository, say) changes what the
         persona reads, so the target's folder is watched too.
         """
-        root = os.path.realpath(unit.root)
-        out: set[str] = set()
-        for name in self.service.file_names(unit):
-            path = unit.soul_file if unit.soul_file is not None else unit.root / name
-            if os.path.islink(path):
-                target = os.path.realpath(path)
-                if target != root and not target.startswith(root + os.sep):
-                    out.add(target)
-        return frozenset(out)
+        targets = (self.service.outside_target(unit, name) for name in self.service.file_names(unit))
+        return frozenset(t for t in targets if t)
 
     def _update_links(self, units: list[Unit]) -> None:
         """Re-target the watcher when the set of outside link targets changed."""
@@ -282,7 +275,7 @@ class LiveDrift:
         listed = {(str(unit.soul_file or unit.root / n), n) for n in self.service.file_names(unit)}
         for (path, name), (state, _cur, _bl) in list(self._last.items()):
             same_unit = (unit.soul_file is not None and path == str(unit.soul_file)) or (
-                unit.soul_file is None and os.path.dirname(path) == str(unit.root) and name in BOOTSTRAP_ORDER
+                unit.soul_file is None and path == str(unit.root / name)
             )
             if same_unit and (path, name) not in listed and state != MISSING:
                 self.note_state(FileStatus(unit.persona, name, path, MISSING, "", "", (), "the file was removed"))
