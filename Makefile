@@ -18,7 +18,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/run_all.py
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check desktop/hearthside/core
+	$(VENV)/bin/ruff check desktop plugins tests benchmarks
 	$(VENV)/bin/mypy --strict desktop/hearthside/core
 
 $(SYSTEM_RUN):

@@ -59,7 +59,7 @@ def run_cli(isolated_home: Path):  # type: ignore[no-untyped-def]
         full_env.update(env or {})
         return subprocess.run(
             [sys.executable, "-m", "hearthside", *args],
-            capture_output=True, text=True, input=input, timeout=timeout, env=full_env,
+            capture_output=True, text=True, input=input, timeout=timeout, env=full_env, check=False,
         )
 
     return run

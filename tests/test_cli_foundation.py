@@ -39,7 +39,7 @@ def test_starter_heartbeat_is_effectively_empty() -> None:
     from importlib import resources
 
     text = (resources.files("hearthside") / "templates" / "HEARTBEAT.md").read_text()
-    text = re.sub(r"<!--.*?-->", "", text, flags=re.S)
+    text = re.sub(r"<!--.*?-->", "", text, flags=re.DOTALL)
     for line in text.splitlines():
         s = line.strip()
         assert s == "" or re.match(r"^#+(\s|$)", s) or re.match(r"^[-*+]\s*(\[\s?\])?\s*$", s), line

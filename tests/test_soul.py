@@ -8,7 +8,6 @@ import threading
 from pathlib import Path
 
 import pytest
-
 from hearthside import DEFAULT_MAX_BYTES, SoulResult, SoulStore, validate_body
 from hearthside.core.injection import INJECTION_PATTERNS
 from hearthside.core.prompt import render_soul
@@ -59,7 +58,7 @@ def test_marker_samples_cover_every_pattern() -> None:
     import re
 
     for pattern in INJECTION_PATTERNS:
-        assert any(re.search(pattern, s, re.I | re.A) for s in MARKER_SAMPLES), pattern
+        assert any(re.search(pattern, s, re.IGNORECASE | re.ASCII) for s in MARKER_SAMPLES), pattern
 
 
 def test_first_marker_in_contract_order_wins() -> None:
@@ -208,10 +207,9 @@ def test_soul_renders_as_fenced_data() -> None:
 
 # --- the fast byte scan agrees with the contract's regexes ------------------------------
 
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-
-from hearthside.core.injection import scan_for_injection, scan_reference  # noqa: E402
+from hearthside.core.injection import scan_for_injection, scan_reference
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 _pieces = st.sampled_from([
     "ignore", "IGNORE", "all", "the", "previous", "prior", "instructions", "disregard", "your",

@@ -8,10 +8,22 @@ from __future__ import annotations
 
 import os
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from .paths import AppPaths
 from .personas import PersonaService
 from .settings import SettingsStore
+
+if TYPE_CHECKING:  # the services are imported on first use, never at start
+    from ..adapters.secrets import KeyringSecretStore
+    from .drift import DriftService
+    from .heartbeat import HeartbeatService
+    from .mcp import McpService
+    from .memory import MemoryService
+    from .notify import NotificationHistory
+    from .plugins import PluginService
+    from .runtime import Runtime
+    from .sessions import SessionService
 
 
 class AppContext:
@@ -32,21 +44,21 @@ class AppContext:
         return PersonaService(self.paths, self.settings)
 
     @cached_property
-    def drift(self) -> "DriftService":
+    def drift(self) -> DriftService:
         """Drift of the soul and persona files against approved copies (live watcher on start())."""
         from .drift import DriftService
 
         return DriftService(self.paths, self.settings, self.personas, self.soul_path)
 
     @cached_property
-    def secrets(self) -> "KeyringSecretStore":
+    def secrets(self) -> KeyringSecretStore:
         """The OS keyring (recommended backends only) as the app's SecretStore."""
         from ..adapters.secrets import KeyringSecretStore
 
         return KeyringSecretStore()
 
     @cached_property
-    def mcp(self) -> "McpService":
+    def mcp(self) -> McpService:
         """Configured and pack-contributed MCP servers, their secrets and sessions."""
         from .mcp import McpService
 
@@ -58,42 +70,42 @@ class AppContext:
         return McpService(self.paths, lambda: self.secrets, lambda: self.runtime, contributions)
 
     @cached_property
-    def plugins(self) -> "PluginService":
+    def plugins(self) -> PluginService:
         """Plugin packs: loaded on first ``load()`` (honours safe mode and the block list)."""
         from .plugins import PluginService
 
         return PluginService(self.paths, self.settings, self.safe_mode)
 
     @cached_property
-    def memory(self) -> "MemoryService":
+    def memory(self) -> MemoryService:
         """Each persona's learned-memory store (data dir, never the persona folder)."""
         from .memory import MemoryService
 
         return MemoryService(self.paths)
 
     @cached_property
-    def sessions(self) -> "SessionService":
+    def sessions(self) -> SessionService:
         """Builds chat and heartbeat sessions (turn 0, catalog, model client)."""
         from .sessions import SessionService
 
         return SessionService(self)
 
     @cached_property
-    def notifications(self) -> "NotificationHistory":
+    def notifications(self) -> NotificationHistory:
         """The bounded notification history in the state dir."""
         from .notify import NotificationHistory
 
         return NotificationHistory(self.paths.history_file)
 
     @cached_property
-    def heartbeat(self) -> "HeartbeatService":
+    def heartbeat(self) -> HeartbeatService:
         """Per-persona heartbeats on the runtime loop (log + desktop notifier by default)."""
         from .heartbeat import HeartbeatService
 
         return HeartbeatService(self, history=self.notifications)
 
     @cached_property
-    def runtime(self) -> "Runtime":
+    def runtime(self) -> Runtime:
         """The asyncio worker thread (started on first use)."""
         from .runtime import Runtime
 

@@ -54,7 +54,8 @@ def probe_qt(timeout: float = 20.0) -> dict[str, object]:
             return {"error": "no display (DISPLAY and WAYLAND_DISPLAY are unset)"}
     try:
         proc = subprocess.run(
-            [sys.executable, "-c", _QT_PROBE], capture_output=True, text=True, timeout=timeout, env=env
+            [sys.executable, "-c", _QT_PROBE], capture_output=True, text=True, timeout=timeout, env=env,
+            check=False,
         )
     except subprocess.TimeoutExpired:
         return {"error": f"the Qt probe did not answer within {timeout:.0f} s"}
