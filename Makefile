@@ -5,17 +5,20 @@ PACKS  := $(sort $(dir $(wildcard plugins/*/pyproject.toml)))
 STAMP  := $(VENV)/.installed
 SYSTEM_RUN  := $(VENV)/.system-run
 SYSTEM_TEST := $(VENV)/.system-test
+# The system packages come before the venv (python3-venv may be missing); `make test` needs the
+# test set (a superset), anything else the run set. Order-only, so -j never runs two apt-gets.
+SYSTEM := $(if $(filter test,$(MAKECMDGOALS)),$(SYSTEM_TEST),$(SYSTEM_RUN))
 
 .PHONY: run test bench lint clean
 
-run: $(SYSTEM_RUN) $(STAMP)
+run: $(STAMP)
 	$(VENV)/bin/hearthside $(ARGS)
 
-test: $(SYSTEM_TEST) $(STAMP)
+test: $(STAMP)
 	scripts/run-tests.sh $(ARGS)
 
 bench: $(STAMP)
-	$(PY) benchmarks/run_all.py
+	@set -e; for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b; done
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check desktop plugins tests benchmarks
@@ -29,8 +32,8 @@ $(SYSTEM_TEST):
 	scripts/ensure-system.sh test
 	@mkdir -p $(VENV) && touch $@
 
-$(STAMP): pyproject.toml $(wildcard plugins/*/pyproject.toml)
-	@test -x $(PY) || python3 -m venv $(VENV)
+$(STAMP): pyproject.toml $(wildcard plugins/*/pyproject.toml) | $(SYSTEM)
+	@$(PY) -m pip --version >/dev/null 2>&1 || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --disable-pip-version-check -U pip setuptools wheel
 	$(PY) -m pip install -q --disable-pip-version-check -e '.[test]' $(addprefix -e ,$(PACKS))
 	@touch $@

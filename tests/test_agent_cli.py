@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 from fakemodel import FakeModel
 from personas import make_persona
@@ -54,6 +55,24 @@ def test_chat_without_any_model_explains_how_to_set_one(app_context, run_cli) ->
     proc = run_cli("chat", "juniper", "hi")
     assert proc.returncode == 1 and "No model is configured" in proc.stderr
     assert "model.base_url" in proc.stderr
+
+
+def test_chat_refuses_plan_and_accept_edits_together_as_a_usage_mistake(app_context, run_cli) -> None:  # type: ignore[no-untyped-def]
+    make_persona(app_context)
+    with FakeModel([{"text": "should not be asked"}]) as fm:
+        proc = run_cli("chat", "juniper", "hi", "--plan", "--accept-edits", env=fm.env())
+        asked = len(fm.requests)
+    assert proc.returncode == 2 and "not both" in proc.stderr and asked == 0
+
+
+def test_chat_names_an_mcp_server_that_cannot_start_in_a_plain_note_and_still_answers(app_context, run_cli) -> None:  # type: ignore[no-untyped-def]
+    make_persona(app_context)
+    assert run_cli("mcp", "add", "broken", "--command", "false").returncode == 0
+    with FakeModel([{"text": "Hi Ada."}]) as fm:
+        proc = run_cli("chat", "juniper", "hi", env=fm.env())
+    assert proc.returncode == 0 and proc.stdout == "Hi Ada.\n", proc.stderr
+    [line] = [ln for ln in proc.stderr.splitlines() if "broken" in ln]
+    assert line.startswith("note: MCP server broken is not available: ") and "WARNING" not in line
 
 
 def test_chat_with_an_unknown_persona_is_a_handled_failure(app_context, run_cli) -> None:  # type: ignore[no-untyped-def]
@@ -159,5 +178,12 @@ def test_heartbeat_pause_resume_and_history_for_one_persona(app_context, run_cli
     app_context.notifications.append("other", "Water the plants.", "notified")
     mine = json.loads(run_cli("heartbeat", "history", "--persona", "juniper", "--json").stdout)
     assert [(h["persona"], h["text"], h["status"]) for h in mine] == [("juniper", "Bills are due.", "notified")]
+    shown = run_cli("heartbeat", "history", "--persona", "juniper").stdout.splitlines()
+    assert len(shown) == 1 and re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d\tjuniper\tnotified\tBills are due\.", shown[0])
+    typo = run_cli("heartbeat", "history", "--persona", "junipr")
+    assert typo.returncode == 1 and "no persona named 'junipr'" in typo.stderr
+    make_persona(app_context, "quiet")
+    quiet = run_cli("heartbeat", "history", "--persona", "quiet")
+    assert quiet.returncode == 0 and quiet.stdout.strip() == "No notifications from quiet yet."
     ghost = run_cli("heartbeat", "pause", "ghost")
     assert ghost.returncode == 1 and "no persona named 'ghost'" in ghost.stderr and ghost.stderr.count("\n") == 1

@@ -16,6 +16,13 @@ def test_version(run_cli) -> None:  # type: ignore[no-untyped-def]
     assert out.stdout.strip() == f"hearthside {__version__}"
 
 
+def test_version_matches_the_installed_distribution() -> None:
+    """``__version__`` is kept by hand for a fast ``--version``; it must agree with pyproject."""
+    from importlib.metadata import version
+
+    assert __version__ == version("hearthside")
+
+
 def test_unknown_command_is_bad_usage(run_cli) -> None:  # type: ignore[no-untyped-def]
     assert run_cli("frobnicate").returncode == 2
 
@@ -31,6 +38,18 @@ def test_persona_new_creates_all_seven_templates(run_cli, app_paths) -> None:  #
     listed = json.loads(run_cli("persona", "list", "--json").stdout)
     assert [p["name"] for p in listed] == ["Kip"]
     assert listed[0]["files"] == list(BOOTSTRAP_ORDER)
+
+
+def test_starter_facts_about_the_user_are_only_commented_examples() -> None:
+    """USER.md and MEMORY.md must not tell a fresh persona invented facts ("Call me Sam")."""
+    import re
+    from importlib import resources
+
+    for name in ("USER.md", "MEMORY.md"):
+        text = (resources.files("hearthside") / "templates" / name).read_text()
+        outside = re.sub(r"<!--.*?-->", "", text, flags=re.DOTALL)
+        assert "Example" in text or "example" in text
+        assert not re.search(r"^\s*- ", outside, flags=re.MULTILINE), name
 
 
 def test_starter_heartbeat_is_effectively_empty() -> None:
@@ -50,19 +69,83 @@ def test_persona_new_refuses_existing_folder_and_writes_nothing(run_cli, app_pat
     folder.mkdir(parents=True)
     (folder / "SOUL.md").write_text("mine")
     out = run_cli("persona", "new", "Kip")
-    assert out.returncode == 1
-    assert "already exists" in out.stderr and len(out.stderr.strip().splitlines()) == 1
+    assert out.returncode == 1 and out.stdout == ""
+    assert out.stderr == (
+        f"hearthside: A persona folder already exists at {folder}; Hearthside never overwrites it.\n"
+    )
     assert [p.name for p in folder.iterdir()] == ["SOUL.md"]
     assert (folder / "SOUL.md").read_text() == "mine"
 
 
 def test_persona_new_refuses_invalid_names(run_cli, app_paths) -> None:  # type: ignore[no-untyped-def]
-    for bad in ["../escape", "a/b", "", ".hidden", "x" * 65, "CON", "trailing."]:
+    rule = "use 1-64 letters, digits, spaces, '.', '_' or '-', starting with a letter or digit"
+    for bad in ["../escape", "a/b", "", ".hidden", "x" * 65, "tab\there", "new\nline"]:
         out = run_cli("persona", "new", bad)
         assert out.returncode == 1, bad
-        assert "not a valid persona name" in out.stderr
+        assert out.stderr == f"hearthside: {bad!r} is not a valid persona name: {rule}\n"
+    for bad in ["CON", "trailing.", "trailing ", "lpt1.txt"]:
+        out = run_cli("persona", "new", bad)
+        assert out.returncode == 1, bad
+        assert out.stderr == f"hearthside: {bad!r} is not a valid persona name on every system; choose another\n"
     assert not app_paths.personas_dir.exists() or list(app_paths.personas_dir.iterdir()) == []
     assert not (app_paths.config_dir.parent / "escape").exists()
+
+
+def test_personas_folders_written_as_one_string_is_one_folder(run_cli, app_context, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    claw = tmp_path / "claw"
+    claw.mkdir()
+    (claw / "SOUL.md").write_text("claw is brisk.")
+    app_context.settings.set("personas.folders", str(claw))  # a hand-edited `folders = "..."`
+    proc = run_cli("persona", "list", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert [(p["name"], p["path"]) for p in json.loads(proc.stdout)] == [("claw", str(claw))]
+    app_context.settings.set("personas.folders", 42)  # not a list at all: no added folders
+    assert json.loads(run_cli("persona", "list", "--json").stdout) == []
+
+
+def test_persona_compose_takes_a_persona_name_as_well_as_a_folder(run_cli, app_paths) -> None:  # type: ignore[no-untyped-def]
+    assert run_cli("persona", "new", "Kip").returncode == 0
+    by_name = run_cli("persona", "compose", "Kip", "--json")  # no folder "Kip" in the cwd
+    assert by_name.returncode == 0, by_name.stderr
+    assert json.loads(by_name.stdout)["found"] == list(BOOTSTRAP_ORDER)
+    unknown = run_cli("persona", "compose", "Nobody")
+    assert unknown.returncode == 1 and "does not exist" in unknown.stderr
+
+
+def test_persona_new_where_the_config_dir_is_a_file_says_so(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    cfg = tmp_path / "cfgfile"
+    cfg.write_text("not a folder")
+    out = run_cli("persona", "new", "Kip", env={"XDG_CONFIG_HOME": str(cfg)})
+    assert out.returncode == 1 and out.stdout == ""
+    assert out.stderr == (
+        f"hearthside: Could not create the persona folder {cfg}/hearthside/personas/Kip: Not a directory. "
+        f"Check that {cfg}/hearthside is a folder you can write to.\n"
+    )
+
+
+def test_persona_new_that_fails_midway_keeps_nothing(app_context, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A write error after some starter files exist removes exactly what this call created."""
+    import errno
+
+    from hearthside.app.personas import PersonaError
+
+    real_fdopen = os.fdopen
+    calls = {"n": 0}
+
+    def failing_fdopen(fd, *a, **kw):  # type: ignore[no-untyped-def]
+        calls["n"] += 1
+        if calls["n"] == 3:  # the disk fills up on the third file
+            os.close(fd)
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real_fdopen(fd, *a, **kw)
+
+    monkeypatch.setattr(os, "fdopen", failing_fdopen)
+    try:
+        app_context.personas.create("Kip")
+        raise AssertionError("create should have failed")
+    except PersonaError as exc:
+        assert "No space left on device" in str(exc) and "Nothing was kept" in str(exc)
+    assert not (app_context.paths.personas_dir / "Kip").exists()
 
 
 def test_persona_compose_json(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -87,9 +170,19 @@ def test_persona_compose_reports_skipped_names(run_cli, tmp_path: Path) -> None:
 
 def test_persona_compose_missing_folder_exit_1(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     out = run_cli("persona", "compose", str(tmp_path / "nope"))
-    assert out.returncode == 1
-    assert out.stderr.strip().endswith("does not exist.")
-    assert len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr
+    assert out.returncode == 1 and out.stdout == ""
+    assert out.stderr == (
+        f"hearthside: The persona folder {tmp_path / 'nope'} does not exist. Check the path, "
+        "or create a new persona with 'hearthside persona new NAME'.\n"
+    )
+
+
+def test_persona_compose_of_a_file_exit_1(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    f = tmp_path / "SOUL.md"
+    f.write_text("x")
+    out = run_cli("persona", "compose", str(f), "--json")
+    assert out.returncode == 1 and out.stdout == ""
+    assert out.stderr == f"hearthside: {f} is not a folder; a persona is a folder of Markdown files.\n"
 
 
 def test_soul_show_json_for_good_and_rejected_souls(run_cli, app_paths) -> None:  # type: ignore[no-untyped-def]

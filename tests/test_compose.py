@@ -139,20 +139,26 @@ def test_directory_named_like_a_bootstrap_file_is_absent_with_reason(tmp_path: P
     (tmp_path / "SOUL.md").mkdir()
     put(tmp_path, "USER.md", "Sam")
     c = compose_persona(tmp_path)
-    assert c.found == ("USER.md",)
-    assert "directory" in c.skipped["SOUL.md"]
+    assert c.found == ("USER.md",) and c.soul == "## USER.md\n\nSam"
+    assert c.skipped == {"SOUL.md": f"{tmp_path / 'SOUL.md'} is a directory, not a file"}
 
 
 def test_fifo_is_absent_with_reason_and_never_blocks(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "TOOLS.md")
     c = compose_persona(tmp_path)
-    assert c.found == () and "named pipe" in c.skipped["TOOLS.md"]
+    assert (c.soul, c.found) == ("", ())
+    assert c.skipped == {
+        "TOOLS.md": f"{tmp_path / 'TOOLS.md'} is a named pipe (FIFO), not a regular file; it was not read"
+    }
 
 
 def test_dangling_symlink_is_absent_with_reason(tmp_path: Path) -> None:
     (tmp_path / "IDENTITY.md").symlink_to(tmp_path / "missing.md")
     c = compose_persona(tmp_path)
-    assert c.found == () and "does not exist" in c.skipped["IDENTITY.md"]
+    assert (c.soul, c.found) == ("", ())
+    assert c.skipped == {
+        "IDENTITY.md": f"{tmp_path / 'IDENTITY.md'} is a symbolic link to a file that does not exist"
+    }
 
 
 def test_unreadable_file_is_absent_with_reason(tmp_path: Path) -> None:
@@ -192,11 +198,10 @@ def test_cut_falls_on_a_character_boundary(tmp_path: Path) -> None:
     data = b"a" * (MAX_BOOTSTRAP_FILE_BYTES - 1) + "é".encode() + b"tail"
     put(tmp_path, "SOUL.md", data)
     soul, _ = compose_soul(tmp_path)
-    body = soul.split("\n\n", 1)[1]
-    assert body.endswith(NOTICE)
-    kept = body[: -len(TRUNCATION_NOTICE)]
-    assert kept == "a" * (MAX_BOOTSTRAP_FILE_BYTES - 1)
+    assert soul == "## SOUL.md\n\n" + "a" * (MAX_BOOTSTRAP_FILE_BYTES - 1) + TRUNCATION_NOTICE
+    assert "\ufffd" not in soul
     soul.encode("utf-8")  # valid UTF-8 end to end
+    assert (tmp_path / "SOUL.md").read_bytes() == data
 
 
 def test_cut_utf8_backs_off_over_four_byte_chars() -> None:
@@ -211,9 +216,11 @@ def test_seed_vector_3_mib_file(tmp_path: Path) -> None:
     data = b"y" * (3 * 1024 * 1024)
     put(tmp_path, "MEMORY.md", data)
     soul, found = compose_soul(tmp_path)
-    assert found == ["MEMORY.md"] and NOTICE in soul
+    assert found == ["MEMORY.md"] and soul.count(NOTICE) == 1
+    assert soul == "## MEMORY.md\n\n" + "y" * MAX_BOOTSTRAP_FILE_BYTES + TRUNCATION_NOTICE
     assert len(soul.encode()) <= 2 * 1024 * 1024 + 4 * 1024
     assert (tmp_path / "MEMORY.md").read_bytes() == data
+    assert compose_persona(tmp_path).truncated == ("MEMORY.md",)
 
 
 def test_injection_in_persona_file_is_reported_not_dropped(tmp_path: Path) -> None:
@@ -242,8 +249,11 @@ def test_from_dir_names_persona_after_folder_and_freezes_snapshot(tmp_path: Path
 
 
 def test_from_dir_missing_folder_says_so(tmp_path: Path) -> None:
-    with pytest.raises(FileNotFoundError, match="does not exist"):
+    with pytest.raises(FileNotFoundError, match="does not exist. Check the path"):
         from_dir(tmp_path / "nope")
+    (tmp_path / "f").write_text("x")
+    with pytest.raises(NotADirectoryError, match="is not a folder"):
+        from_dir(tmp_path / "f")
 
 
 # --- the fast in-place path agrees with the plain definition ----------------------------
@@ -282,3 +292,46 @@ def test_fast_compose_matches_reference_at_the_cap(tmp_path: Path, prefix: bytes
         put(tmp_path, n, data)
     expected = "\n\n".join(f"## {n}\n\n{reference_section(files[n])}" for n in BOOTSTRAP_ORDER if n in files)
     assert compose_soul(tmp_path)[0] == expected
+
+
+def test_oversized_whitespace_only_file_is_just_the_notice(tmp_path: Path) -> None:
+    data = b" \n" * (MAX_BOOTSTRAP_FILE_BYTES // 2 + 10)
+    put(tmp_path, "SOUL.md", data)
+    assert compose_soul(tmp_path) == ("## SOUL.md\n\n" + NOTICE, ["SOUL.md"])
+    assert reference_section(data) == NOTICE
+
+
+def test_run_of_stray_continuation_bytes_is_cut_near_the_cap(tmp_path: Path) -> None:
+    """Not UTF-8 at all: the cut backs off at most three bytes, the rest shows as U+FFFD."""
+    put(tmp_path, "TOOLS.md", b"\x80" * (3 * 1024 * 1024))
+    soul, found = compose_soul(tmp_path)
+    assert found == ["TOOLS.md"]
+    assert soul == "## TOOLS.md\n\n" + "\ufffd" * (MAX_BOOTSTRAP_FILE_BYTES - 3) + TRUNCATION_NOTICE
+
+
+_filler_sizes = st.integers(min_value=0, max_value=8)
+
+
+@settings(max_examples=25, suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None)
+@given(head=st.lists(edge_bytes, max_size=6).map(b"".join), tail=st.lists(edge_bytes, max_size=6).map(b"".join),
+       short=_filler_sizes)
+def test_cut_and_strip_match_reference_around_the_cap(tmp_path_factory, head, tail, short) -> None:  # type: ignore[no-untyped-def]
+    """The cap falls among BOMs, spaces and multibyte characters at either edge."""
+    d = tmp_path_factory.mktemp("cap")
+    data = head + b"a" * (MAX_BOOTSTRAP_FILE_BYTES - len(head) - short) + tail
+    put(d, "USER.md", data)
+    assert compose_soul(d) == (f"## USER.md\n\n{reference_section(data)}", ["USER.md"])
+
+
+def test_a_file_that_grew_after_fstat_is_read_on_but_bounded(tmp_path: Path) -> None:
+    from hearthside.core.boundedread import open_regular, read_capped
+
+    p = put(tmp_path, "USER.md", b"z" * 500)
+    for stale_size, cap, expected in [(10, 100, 101), (10, 1000, 500), (500, 100, 101), (0, 0, 1)]:
+        opened = open_regular(p)
+        assert not isinstance(opened, str)
+        fd, _ = opened
+        try:
+            assert read_capped(fd, stale_size, cap) == b"z" * expected
+        finally:
+            os.close(fd)

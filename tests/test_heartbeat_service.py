@@ -167,6 +167,19 @@ def test_scheduled_runs_respect_pause_and_active_hours(app_context, monkeypatch)
         assert allday.status == "silent" and len(fm.requests) == 1
 
 
+def test_misconfigured_active_hours_skip_with_a_warning_the_terminal_shows(app_context, monkeypatch, caplog) -> None:  # type: ignore[no-untyped-def]
+    make_persona(app_context)
+    app_context.settings.set("personas", {"juniper": {"active_start": "25:00", "timezone": "Mars/Olympus"}})
+    caplog.set_level(logging.INFO, "hearthside.app.heartbeat")
+    with FakeModel() as fm:
+        use_model(monkeypatch, fm)
+        out = run(service(app_context).run("juniper", scheduled=True))
+        asked = len(fm.requests)
+    assert out.status == "skipped" and "misconfigured" in out.reason and "25:00" in out.reason and asked == 0
+    warned = [r for r in caplog.records if r.levelno >= logging.WARNING and "25:00" in r.getMessage()]
+    assert warned and "juniper" in warned[0].getMessage()
+
+
 def test_unattended_runs_offer_only_read_only_and_memory_tools(app_context, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     make_persona(app_context)
     with FakeModel(default={"text": "HEARTBEAT_OK"}) as fm:

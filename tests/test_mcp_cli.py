@@ -97,7 +97,8 @@ def test_import_refuses_a_name_that_already_exists(run_cli, isolated_home: Path,
     f = tmp_path / "cursor.json"
     f.write_text(json.dumps({"mcpServers": {"other": {"command": "y"}, "dup": {"command": "z"}}}))
     proc = run_cli("mcp", "import", str(f))
-    assert proc.returncode == 1 and "already exists" in proc.stderr
+    assert proc.returncode == 1 and "already exists, so nothing was imported" in proc.stderr
+    assert "hearthside mcp remove dup" in proc.stderr and "pick another name" not in proc.stderr
     assert mcp_json(isolated_home).read_text() == before
 
 

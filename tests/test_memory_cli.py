@@ -31,6 +31,22 @@ def test_memory_commands_list_search_inspect_forget_undo(app_context, run_cli) -
     assert store.recall("pref/coffee").value == "oat flat white"
 
 
+def test_memory_cli_says_plainly_when_there_is_nothing_to_list_or_forget(app_context, run_cli) -> None:  # type: ignore[no-untyped-def]
+    make_persona(app_context)
+    store = app_context.memory.store("juniper")
+    store.remember("pref/coffee", "oat flat white")
+    none_under = run_cli("memory", "list", "--persona", "juniper", "--prefix", "people/")
+    assert none_under.returncode == 0 and "no memory under 'people/'" in none_under.stdout
+    assert "not learned anything" not in none_under.stdout
+    never = run_cli("memory", "forget", "no/such", "--persona", "juniper", "--version", "r1")
+    version = store.inspect("pref/coffee").current.version
+    assert run_cli("memory", "forget", "pref/coffee", "--persona", "juniper", "--version", version).returncode == 0
+    twice = run_cli("memory", "forget", "pref/coffee", "--persona", "juniper", "--version", version)
+    for proc, key in ((never, "no/such"), (twice, "pref/coffee")):
+        assert proc.returncode == 1 and f"has no current memory '{key}' to forget" in proc.stderr
+        assert "'none'" not in proc.stderr and proc.stderr.count("\n") == 1
+
+
 def test_memory_cli_bad_inputs_are_one_line_handled_failures(app_context, run_cli) -> None:  # type: ignore[no-untyped-def]
     make_persona(app_context)
     bad_key = run_cli("memory", "remember", "Bad Key", "v", "--persona", "juniper")
@@ -49,7 +65,8 @@ def test_a_corrupt_memory_file_is_reported_and_repair_keeps_it(app_context, run_
     folder.mkdir(parents=True)
     (folder / "memory.json").write_text("{ this is not json")
     listed = run_cli("memory", "list", "--persona", "juniper")
-    assert listed.returncode == 1 and "damaged" in listed.stderr and "memory repair" in listed.stderr
+    assert listed.returncode == 1 and "damaged" in listed.stderr
+    assert "'hearthside memory repair --persona juniper'" in listed.stderr  # the real name, ready to paste
     fixed = run_cli("memory", "repair", "--persona", "juniper")
     assert fixed.returncode == 0, fixed.stderr
     kept = [p for p in folder.iterdir() if p.name.startswith("memory.json.broken-")]

@@ -131,8 +131,9 @@ def test_config_prefers_environment_then_settings_then_secret_store() -> None:
     env = {"HEARTHSIDE_MODEL_BASE_URL": "http://x/v1", "HEARTHSIDE_MODEL": "m2", "HEARTHSIDE_MODEL_API_KEY": "k"}
     cfg = resolve_config(st, Secrets(), env=env)
     assert (cfg.base_url, cfg.model, cfg.api_key) == ("http://x/v1", "m2", "k")
-    with pytest.raises(ModelNotConfigured, match="No model is configured"):
+    with pytest.raises(ModelNotConfigured, match="No model is configured") as none_set:
         resolve_config(Settings(), None, env={})
+    assert "hearthside model use BASE_URL NAME" in str(none_set.value)  # the command, not only TOML keys
 
 
 def test_a_local_server_is_found_and_offered_when_nothing_is_configured(monkeypatch, app_context) -> None:  # type: ignore[no-untyped-def]
@@ -197,11 +198,20 @@ def test_model_cli_use_set_key_and_chat_sends_the_keyring_key(app_context, run_c
     assert "sk-test-keyring" not in app_context.paths.settings_file.read_text()
     gone = run_cli("model", "forget-key")
     assert gone.returncode == 0 and json.loads(run_cli("model", "show", "--json").stdout)["api_key"] is False
+    assert "was removed" in gone.stdout
+    again = run_cli("model", "forget-key")  # nothing left: say so rather than claim a removal
+    assert again.returncode == 0 and "No API key is stored" in again.stdout
 
 
 def test_model_use_refuses_something_that_is_not_an_address(run_cli) -> None:  # type: ignore[no-untyped-def]
     bad = run_cli("model", "use", "localhost:11434", "llama3")
     assert bad.returncode == 1 and "not a web address" in bad.stderr
+
+
+def test_model_use_refuses_an_empty_model_name_and_keeps_the_settings(run_cli, app_context) -> None:  # type: ignore[no-untyped-def]
+    blank = run_cli("model", "use", "http://127.0.0.1:11434/v1", "  ")
+    assert blank.returncode == 1 and "model name is empty" in blank.stderr
+    assert app_context.paths.settings_file.exists() is False or "11434" not in app_context.paths.settings_file.read_text()
 
 
 def test_whole_tool_calls_streamed_at_one_index_stay_separate_calls() -> None:

@@ -7,6 +7,7 @@ packs venv (packfactory). Listings come from the real ``hearthside plugins list 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sys
 from collections.abc import Iterator
@@ -142,8 +143,10 @@ def test_disable_blocks_a_pack_before_import_and_enable_restores_it(listing, run
     assert "enable importerror" in r["error"]
     assert run_cli("plugins", "enable", "importerror", env=env).returncode == 0
     assert listing()["importerror"]["status"] == "failed"
-    proc = run_cli("plugins", "enable", "importerror", env=env)
-    assert proc.returncode == 1 and "not disabled" in proc.stderr
+    proc = run_cli("plugins", "enable", "importerror", env=env)  # twice: already so, like disable
+    assert proc.returncode == 0 and "already enabled" in proc.stdout
+    proc = run_cli("plugins", "enable", "no-such-pack", env=env)
+    assert proc.returncode == 1 and "no pack named 'no-such-pack' is disabled" in proc.stderr
     proc = run_cli("plugins", "disable", "  ", env=env)
     assert proc.returncode == 2 and "name of a pack" in proc.stderr
 
@@ -185,7 +188,7 @@ def test_allow_skill_of_an_unknown_name_fails_clearly(run_cli, shared_data) -> N
 
 
 def test_service_exposes_contributions_stamped_with_their_pack(
-    shared_data: Path, isolated_home: Path, restore_imports: None
+    shared_data: Path, isolated_home: Path, restore_imports: None, caplog: pytest.LogCaptureFixture
 ) -> None:
     from hearthside.app.context import AppContext
 
@@ -209,7 +212,11 @@ def test_service_exposes_contributions_stamped_with_their_pack(
     chosen = svc.search_provider()
     assert chosen is not None and chosen.name == "searxng"
     app.settings.set("search.provider", "nosuch")
-    assert svc.search_provider() is None
+    with caplog.at_level(logging.WARNING, "hearthside.app.plugins"):
+        assert svc.search_provider() is None
+    # a typo names the choices, so the user can fix settings.toml without reading code
+    assert any("'nosuch'" in r.getMessage() and "available: goodsearch, searxng" in r.getMessage()
+               for r in caplog.records)
 
 
 def test_skill_catalog_precedence_is_persona_then_user_then_packs(

@@ -118,6 +118,8 @@ def test_strict_mode_leaves_a_drifted_file_out_of_new_sessions(app_context) -> N
     snap = app_context.sessions.prepare("juniper")
     assert "## USER.md" not in snap.snapshot.system_prompt
     assert any("USER.md left out" in n for n in snap.notes)
+    assert [n for n in snap.notes if n.startswith("USER.md")] == [
+        "USER.md left out: it changed since you approved it (strict mode)"]  # said once, not twice
 
 
 def test_skills_are_listed_by_name_and_description_and_the_skill_tool_loads_the_body(app_context, monkeypatch) -> None:  # type: ignore[no-untyped-def]

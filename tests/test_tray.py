@@ -34,6 +34,16 @@ def test_offscreen_has_no_tray_so_the_window_shows(controller) -> None:  # type:
     assert [w.list.item(i).text() for i in range(w.list.count())] == ["Ada", "Kip"]
 
 
+def test_window_relists_personas_when_activated(controller, app_context, qtbot) -> None:  # type: ignore[no-untyped-def]
+    controller.show()
+    w = controller.window
+    app_context.personas.create("Zed")
+    assert w.list.count() == 2
+    w.activateWindow()
+    qtbot.waitUntil(lambda: w.list.count() == 3, timeout=10_000)
+    assert [w.list.item(i).text() for i in range(3)] == ["Ada", "Kip", "Zed"]
+
+
 def test_menu_lists_personas_then_actions(controller) -> None:  # type: ignore[no-untyped-def]
     texts = [a.text() for a in controller.menu.actions() if not a.isSeparator()]
     assert texts == ["Personas", "Ada", "Kip", "Open persona folder", "Quit"]
@@ -99,8 +109,8 @@ def xserver_with_tray() -> Iterator[dict[str, str]]:
     tray = subprocess.Popen(["trayer", "--edge", "top", "--align", "right", "--widthtype",
                              "request", "--height", "32", "--transparent", "false", "--tint",
                              "0x333333"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    time.sleep(1.0)
     try:
+        _wait_for_tray(env, tray)
         yield env
     finally:
         for p in (tray, xvfb):
@@ -109,6 +119,23 @@ def xserver_with_tray() -> Iterator[dict[str, str]]:
                 p.wait(10)
             except subprocess.TimeoutExpired:
                 p.kill()
+
+
+_TRAY_PROBE = ("import sys; from PySide6.QtWidgets import QApplication, QSystemTrayIcon; "
+               "app = QApplication(sys.argv[:1]); sys.exit(0 if QSystemTrayIcon.isSystemTrayAvailable() else 3)")
+
+
+def _wait_for_tray(env: dict[str, str], tray: subprocess.Popen[bytes]) -> None:
+    """Wait until Qt itself sees trayer's tray, as the app will: a loaded machine may take a while."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        assert tray.poll() is None, "trayer exited"
+        probe = subprocess.run([sys.executable, "-c", _TRAY_PROBE], env=env, capture_output=True, timeout=60,
+                               check=False)
+        if probe.returncode == 0:
+            return
+        time.sleep(0.2)
+    raise AssertionError("trayer's system tray did not appear within 60 s")
 
 
 def _icon_pixels(png: Path) -> int:
@@ -139,3 +166,55 @@ def test_tray_icon_appears_in_a_real_system_tray(xserver_with_tray, tmp_path: Pa
     finally:
         app.terminate()
         app.wait(15)
+
+
+def _light_pixels(png: Path) -> int:
+    """Pixels lighter than 85% grey: a Qt menu on Xvfb's black screen is mostly these."""
+    out = subprocess.run(["convert", str(png), "-colorspace", "gray", "-threshold", "85%", "-format",
+                          "%[fx:mean*w*h]", "info:"], capture_output=True, text=True, check=True)
+    return int(float(out.stdout.strip()))
+
+
+def _icon_box(png: Path) -> tuple[int, int, int, int]:
+    """(width, height, x, y) of the box holding the icon's colour in a screenshot."""
+    out = subprocess.run(["convert", str(png), "-fill", "white", "-fuzz", "6%", "-opaque", "#7a2e12",
+                          "-fill", "black", "+opaque", "white", "-trim", "-format", "%w %h %X %Y", "info:"],
+                         capture_output=True, text=True, check=True)
+    w, h, x, y = out.stdout.split()
+    return int(w), int(h), int(x), int(y)
+
+
+def test_tray_menu_quit_ends_the_app(xserver_with_tray, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Right-click the real tray icon, pick the last entry (Quit) with the keyboard: the app exits 0."""
+    if not shutil.which("xdotool"):
+        pytest.skip("xdotool is not installed (make test installs it)")
+    env = xserver_with_tray
+    app = subprocess.Popen([sys.executable, "-m", "hearthside"], env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        shot = tmp_path / "tray.png"
+        deadline = time.monotonic() + 30
+        while True:
+            assert app.poll() is None, app.communicate()[1]
+            subprocess.run(["import", "-window", "root", str(shot)], env=env, check=True, timeout=30)
+            if _icon_pixels(shot) >= 100:
+                break
+            assert time.monotonic() < deadline, "the tray icon did not appear in the tray"
+            time.sleep(0.5)
+        w, h, x, y = _icon_box(shot)
+        subprocess.run(["xdotool", "mousemove", str(x + w // 2), str(y + h // 2), "click", "3"],
+                       env=env, check=True, timeout=30)
+        menu_shot = tmp_path / "menu.png"
+        deadline = time.monotonic() + 30
+        while True:  # key presses before the menu maps would go nowhere
+            subprocess.run(["import", "-window", "root", str(menu_shot)], env=env, check=True, timeout=30)
+            if _light_pixels(menu_shot) >= 2000:
+                break
+            assert time.monotonic() < deadline, "the tray menu did not open"
+            time.sleep(0.3)
+        subprocess.run(["xdotool", "key", "Up", "Return"], env=env, check=True, timeout=30)
+        assert app.wait(30) == 0
+    finally:
+        if app.poll() is None:
+            app.terminate()
+            app.wait(15)

@@ -15,6 +15,7 @@ import contextlib
 import errno
 import json
 import os
+import shlex
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -127,7 +128,8 @@ class JsonMemoryStore:
             raise CorruptMemoryError(
                 f"the learned memory file {self.path} is damaged ({_short(exc)}). It was kept as "
                 "is and Hearthside will not write memory for this persona until you act: run "
-                "'hearthside memory repair --persona NAME' to move it aside and start afresh."
+                f"'hearthside memory repair --persona {shlex.quote(self.directory.name)}' "
+                "to move it aside and start afresh."
             ) from exc
         self._cache = (raw, doc)
         return raw, doc

@@ -69,12 +69,14 @@ def resolve_config(settings: Any, secrets: Any = None, env: Mapping[str, str] | 
             key = ""
     if not base:
         raise ModelNotConfigured(
-            "No model is configured. Set model.base_url and model.name in settings.toml "
-            "(or HEARTHSIDE_MODEL_BASE_URL and HEARTHSIDE_MODEL), e.g. http://127.0.0.1:11434/v1 for Ollama."
+            "No model is configured. Choose one with 'hearthside model use BASE_URL NAME' (for "
+            "Ollama: hearthside model use http://127.0.0.1:11434/v1 llama3.2), or set model.base_url "
+            "and model.name in settings.toml (or HEARTHSIDE_MODEL_BASE_URL and HEARTHSIDE_MODEL)."
         )
     if not name:
         raise ModelNotConfigured(
-            f"No model name is configured for {base}. Set model.name in settings.toml or HEARTHSIDE_MODEL."
+            f"No model name is configured for {base}. Choose one with 'hearthside model use {base} NAME', "
+            "or set model.name in settings.toml or HEARTHSIDE_MODEL."
         )
     def seconds(k: str, d: float) -> float:
         try:

@@ -150,7 +150,10 @@ class HeartbeatService:
         return HeartbeatOutcome(persona, "failed", reason)
 
     def _done(self, out: HeartbeatOutcome) -> HeartbeatOutcome:
-        log.info("heartbeat %s: %s %s", out.persona, out.status, out.reason)
+        # A settings mistake skips every check-in silently: say it where a user sees it (the
+        # terminal shows warnings only), not just in the file log.
+        level = logging.WARNING if "misconfigured" in out.reason else logging.INFO
+        log.log(level, "heartbeat %s: %s (%s)", out.persona, out.status, out.reason or "ok")
         for cb in list(self.listeners):
             try:
                 cb(out)

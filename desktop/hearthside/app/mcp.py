@@ -235,7 +235,11 @@ class McpService:
         current = self.load()
         new = current
         for cfg in parsed.servers:
-            new = new.with_server(cfg)  # raises on a duplicate name: nothing written yet
+            if new.get(cfg.name) is not None:  # nothing written yet; "pick another name" cannot apply
+                raise McpConfigError(
+                    f"a server named {cfg.name!r} already exists, so nothing was imported; remove it "
+                    f"first ('hearthside mcp remove {cfg.name}') and import again")
+            new = new.with_server(cfg)
         self.save(new)
         secret_error = ""
         moved = 0

@@ -13,7 +13,7 @@ from importlib import resources
 from pathlib import Path
 
 from ..core.compose import BOOTSTRAP_ORDER, Composition, compose_persona
-from ..core.persona import validate_persona_name
+from ..core.persona import folder_problem, validate_persona_name
 from .paths import AppPaths
 from .settings import SettingsStore
 
@@ -51,7 +51,11 @@ class PersonaService:
 
     def added_folders(self) -> list[Path]:
         raw = self.settings.get("personas.folders", []) or []
-        return [Path(os.path.expanduser(str(p))) for p in raw if isinstance(p, str)]
+        if isinstance(raw, str):  # `folders = "~/ws"`: one folder, not one persona per letter
+            raw = [raw]
+        if not isinstance(raw, list):
+            return []
+        return [Path(os.path.expanduser(p.strip())) for p in raw if isinstance(p, str) and p.strip()]
 
     def list(self) -> list[PersonaInfo]:
         """Every persona, sorted by name; an added folder that is gone is listed as missing."""
@@ -82,10 +86,9 @@ class PersonaService:
 
     def compose(self, folder: str | os.PathLike[str], exclude: frozenset[str] = frozenset()) -> Composition:
         path = Path(folder).expanduser()
-        if not path.exists():
-            raise PersonaError(f"The persona folder {path} does not exist.")
-        if not path.is_dir():
-            raise PersonaError(f"{path} is not a folder; a persona is a folder of Markdown files.")
+        problem = folder_problem(path)
+        if problem:
+            raise PersonaError(problem)
         return compose_persona(path, exclude)
 
     def create(self, name: str) -> Path:
@@ -102,15 +105,37 @@ class PersonaService:
             raise PersonaError(
                 f"A persona folder already exists at {target}; Hearthside never overwrites it."
             )
-        self.paths.personas_dir.mkdir(parents=True, exist_ok=True)
+        templates = starter_templates()
         try:
+            self.paths.personas_dir.mkdir(parents=True, exist_ok=True)
             target.mkdir(mode=0o700)
         except FileExistsError as exc:
             raise PersonaError(f"A persona folder already exists at {target}.") from exc
-        for fname, text in starter_templates().items():
-            fd = os.open(target / fname, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(text.replace("{{name}}", name))
+        except OSError as exc:
+            raise PersonaError(
+                f"Could not create the persona folder {target}: {exc.strerror or exc}. "
+                f"Check that {self.paths.personas_dir.parent} is a folder you can write to."
+            ) from exc
+        created: list[Path] = []
+        try:
+            for fname, text in templates.items():
+                fd = os.open(target / fname, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                created.append(target / fname)
+                with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                    fh.write(text.replace("{{name}}", name))
+        except OSError as exc:
+            # Undo only what this call created: the files it made with O_EXCL, then the
+            # folder if nothing else appeared in it meanwhile.
+            for path in created:
+                path.unlink(missing_ok=True)
+            try:
+                target.rmdir()
+            except OSError:
+                pass
+            raise PersonaError(
+                f"Could not write the starter files into {target}: {exc.strerror or exc}. "
+                "Nothing was kept; free some space or fix the folder's permissions and try again."
+            ) from exc
         return target
 
 

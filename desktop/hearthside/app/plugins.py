@@ -132,7 +132,9 @@ class PluginService:
             for p, _ in providers:
                 if p.name == wanted:
                     return p
-            log.warning("search.provider is %r but no pack provides it", wanted)
+            log.warning("search.provider in settings.toml is %r, but no pack offers a web search of "
+                        "that name (available: %s); web search is off until you change it",
+                        wanted, ", ".join(p.name for p, _ in providers) or "none")
             return None
         return providers[0][0] if providers else None
 

@@ -64,7 +64,8 @@ class SessionService:
         held = self._held_back(info.path, notes)
         comp = app.personas.compose(info.path, held.files)
         for name, reason in comp.skipped.items():
-            notes.append(f"{name} skipped: {reason}")
+            if name not in held.files:  # strict mode already said why, in its own note
+                notes.append(f"{name} skipped: {reason}")
         for name, finding in comp.findings.items():
             notes.append(f"{name} contains an {finding}")
         soul = SoulStore(app.soul_path()).load_with_meta()

@@ -48,6 +48,9 @@ def _stream(piece: str) -> None:
 @click.pass_context
 def chat(ctx: click.Context, persona: str, message: str | None, plan: bool, accept_edits: bool) -> None:
     """Talk to a persona. With MESSAGE, answer once and exit; without, chat until EOF or /exit."""
+    if plan and accept_edits:
+        raise click.UsageError("choose --plan (tools that change things are hidden) or --accept-edits "
+                               "(they run without asking), not both.")
     app = get_app(ctx)
     mode = PermissionMode.PLAN if plan else PermissionMode.ACCEPT_EDITS if accept_edits else PermissionMode.DEFAULT
     interactive = message is None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import click
 
 from .common import HandledError, emit_json, get_app, json_option, require_persona
@@ -39,14 +41,25 @@ def run_cmd(ctx: click.Context, persona: str, as_json: bool) -> None:
 @click.pass_context
 def history_cmd(ctx: click.Context, persona: str, as_json: bool) -> None:
     """Show the notification history (newest last)."""
-    entries = [e for e in get_app(ctx).notifications.entries() if not persona or e.persona == persona]
+    app = get_app(ctx)
+    entries = [e for e in app.notifications.entries() if not persona or e.persona == persona]
+    if persona and not entries:
+        require_persona(app, persona)  # a typo in the name is not "nothing happened yet"
     if as_json:
         emit_json([{"persona": e.persona, "time": e.time, "text": e.text, "status": e.status} for e in entries])
         return
     if not entries:
-        click.echo("No notifications yet.")
+        click.echo(f"No notifications from {persona} yet." if persona else "No notifications yet.")
     for e in entries:
-        click.echo(f"{e.time}\t{e.persona}\t{e.status}\t{e.text}")
+        click.echo(f"{_local_time(e.time)}\t{e.persona}\t{e.status}\t{e.text}")
+
+
+def _local_time(stamp: str) -> str:
+    """The stored ISO time (UTC, microseconds) as the user's local ``YYYY-MM-DD HH:MM``."""
+    try:
+        return datetime.fromisoformat(stamp).astimezone().strftime("%Y-%m-%d %H:%M")
+    except ValueError:
+        return stamp
 
 
 def _set_paused(ctx: click.Context, persona: str, paused: bool) -> None:

@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from ..core.memory import MemoryStoreError
+from ..core.memory.model import VersionConflictError
 from .common import HandledError, emit_json, get_app, json_option, require_persona
 
 persona_option = click.option("--persona", "persona", required=True, help="The persona whose memory to use.")
@@ -50,7 +51,8 @@ def list_cmd(ctx: click.Context, persona: str, prefix: str, as_json: bool) -> No
         emit_json([e.as_dict() for e in entries])
         return
     if not entries:
-        click.echo(f"{persona} has not learned anything yet.")
+        click.echo(f"{persona} has no memory under {prefix!r}." if prefix
+                   else f"{persona} has not learned anything yet.")
     for e in entries:
         flag = f"  [flagged: {e.finding}]" if e.finding else ""
         click.echo(f"{e.key}  ({e.version}, {_day(e.updated_at)}){flag}\n    {e.value}")
@@ -118,9 +120,17 @@ def remember_cmd(ctx: click.Context, persona: str, key: str, value: str, descrip
 @click.pass_context
 def forget_cmd(ctx: click.Context, persona: str, key: str, version: str, as_json: bool) -> None:
     """Forget a memory (it stays in history and can be undone)."""
-    rec = _guard(lambda: _store(ctx, persona).forget(key, version))
+    try:
+        rec = _guard(lambda: _store(ctx, persona).forget(key, version))
+    except HandledError as exc:
+        # No current value (never saved, or already forgotten): "current is 'none'" explains nothing.
+        if isinstance(exc.__cause__, VersionConflictError) and not exc.__cause__.actual:
+            rec = None
+        else:
+            raise
     if rec is None:
-        raise HandledError(f"{persona} has no current memory {key!r} to forget.")
+        raise HandledError(f"{persona} has no current memory {key!r} to forget "
+                           f"(see 'hearthside memory inspect {key} --persona {persona}').")
     if as_json:
         emit_json(rec.as_dict())
     else:

@@ -49,10 +49,12 @@ def use_cmd(ctx: click.Context, base_url: str, name: str) -> None:
     """Use the model NAME at BASE_URL (for example http://127.0.0.1:11434/v1 llama3.2)."""
     if not base_url.startswith(("http://", "https://")):
         raise HandledError(f"{base_url!r} is not a web address; it starts with http:// or https://.")
+    if not name.strip():
+        raise HandledError("the model name is empty; give the name the server knows it by, e.g. llama3.2.")
     app = get_app(ctx)
     app.settings.set("model.base_url", base_url.rstrip("/"))
-    app.settings.set("model.name", name)
-    click.echo(f"Personas now talk to {name} at {base_url.rstrip('/')}.")
+    app.settings.set("model.name", name.strip())
+    click.echo(f"Personas now talk to {name.strip()} at {base_url.rstrip('/')}.")
 
 
 @model.command("set-key")
@@ -77,8 +79,12 @@ def set_key_cmd(ctx: click.Context, pasted: tuple[str, ...]) -> None:
 @click.pass_context
 def forget_key_cmd(ctx: click.Context) -> None:
     """Remove the API key from the keyring."""
+    secrets = get_app(ctx).secrets
     try:
-        get_app(ctx).secrets.delete(API_KEY_REF)
+        if secrets.get(API_KEY_REF) is None:
+            click.echo("No API key is stored in the keyring; nothing to remove.")
+            return
+        secrets.delete(API_KEY_REF)
     except SecretStoreError as exc:
         raise HandledError(str(exc)) from exc
     click.echo("The API key was removed from the keyring.")

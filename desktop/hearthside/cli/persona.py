@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import click
 
 from ..app.personas import PersonaError
@@ -46,9 +48,16 @@ def new_cmd(ctx: click.Context, name: str) -> None:
 @json_option
 @click.pass_context
 def compose_cmd(ctx: click.Context, directory: str, as_json: bool) -> None:
-    """Show the prompt composed from a persona folder."""
+    """Show the prompt composed from a persona folder (DIRECTORY may also be a persona's name)."""
+    app = get_app(ctx)
+    if not os.path.lexists(os.path.expanduser(directory)):
+        # `persona compose Kip` is what users type after `persona new Kip`: use that folder.
+        try:
+            directory = str(app.personas.get(directory).path)
+        except PersonaError:
+            pass
     try:
-        comp = get_app(ctx).personas.compose(directory)
+        comp = app.personas.compose(directory)
     except PersonaError as exc:
         raise HandledError(str(exc)) from exc
     for name, reason in comp.skipped.items():

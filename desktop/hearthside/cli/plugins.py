@@ -12,8 +12,14 @@ wait_option = click.option(
 )
 
 
+# pip lines that only restate what is already there: dozens of them for a pack that depends on
+# Hearthside, which drown the lines a user needs (what is downloaded, what went wrong).
+_PIP_NOISE = ("Requirement already satisfied:", "Looking in links:", "Looking in indexes:")
+
+
 def _err(line: str) -> None:
-    click.echo(line, err=True)
+    if not line.lstrip().startswith(_PIP_NOISE):
+        click.echo(line, err=True)
 
 
 @click.group()
@@ -138,7 +144,10 @@ def enable_cmd(ctx: click.Context, name: str) -> None:
     """Load a disabled pack again."""
     svc = get_app(ctx).plugins
     if not svc.enable(name):
-        raise HandledError(f"{name} is not disabled; 'hearthside plugins list' shows the packs")
+        if name in svc.known_names():  # like 'disable' twice: the wish is already true
+            click.echo(f"{name} is already enabled.")
+            return
+        raise HandledError(f"no pack named {name!r} is disabled; 'hearthside plugins list' shows the packs")
     click.echo(f"enabled {name}. It will be loaded from the next start.")
 
 

@@ -21,9 +21,16 @@ def connect_mcp(app: Any) -> None:
             return
         for st in app.runtime.run(app.mcp.connect_all(), timeout=120):
             if getattr(st, "state", getattr(st, "status", "")) not in ("connected", "ok", "disabled"):
-                log.warning("MCP server %s: %s", getattr(st, "name", "?"), getattr(st, "reason", st))
+                _note(f"MCP server {getattr(st, 'name', '?')} is not available: {getattr(st, 'reason', st)}")
     except Exception as exc:  # noqa: BLE001 - MCP trouble must not stop a chat
-        log.warning("MCP servers unavailable: %s", exc)
+        _note(f"MCP servers are not available: {exc}")
+
+
+def _note(text: str) -> None:
+    """A plain ``note:`` line on stderr, like the session's other notes (a log line there would
+    carry a timestamp and a logger name a user has no use for), plus the log file."""
+    log.info("%s", text)
+    click.echo(f"note: {text}", err=True)
 
 
 def model_or_offer(app: Any, interactive: bool) -> Any:
@@ -46,5 +53,5 @@ def model_or_offer(app: Any, interactive: bool) -> Any:
             return app.sessions.model()
         raise HandledError(
             f"{exc} Found {pick['label']} at {pick['base_url']} (models: {', '.join(usable[0]['models'][:5])}); "
-            f"set model.base_url = \"{pick['base_url']}\" and model.name in settings.toml to use it."
+            f"use it with: hearthside model use {pick['base_url']} {model}"
         ) from exc

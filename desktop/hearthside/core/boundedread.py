@@ -64,20 +64,26 @@ def open_regular(path: str | os.PathLike[str]) -> tuple[int, int] | str:
     return fd, st.st_size
 
 
-def read_into(fd: int, view: memoryview) -> int | str:
-    """Fill ``view`` from ``fd`` until it is full or the file ends; bytes read, or a reason."""
+def read_capped(fd: int, size: int, cap: int) -> bytes:
+    """Read at most ``cap + 1`` bytes from ``fd``; ``size`` is what ``fstat`` said.
+
+    ``os.read`` hands back a ``bytes`` sized to what was read, so the common case (the file
+    is the size ``fstat`` reported) is one copy from the page cache and no second buffer. A
+    file that grew since ``fstat`` is read on, still bounded.
+    """
+    want = min(size, cap) + 1
+    parts: list[bytes] = []
     got = 0
-    while got < len(view):
+    while got <= cap:
         try:
-            n = os.readv(fd, [view[got:]])
+            chunk = os.read(fd, (want if got < want else cap + 1) - got)
         except BlockingIOError:
             break
-        except OSError as exc:
-            return f"cannot be read: {exc.strerror or exc}"
-        if n == 0:
+        if not chunk:
             break
-        got += n
-    return got
+        parts.append(chunk)
+        got += len(chunk)
+    return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
 def read_bounded(path: str | os.PathLike[str], cap: int) -> BoundedRead:
@@ -87,22 +93,12 @@ def read_bounded(path: str | os.PathLike[str], cap: int) -> BoundedRead:
         return BoundedRead(None, opened)
     fd, size = opened
     try:
-        buf = bytearray(min(size, cap) + 1)
-        got = read_into(fd, memoryview(buf))
-        if isinstance(got, str):
-            return BoundedRead(None, f"{os.fspath(path)} {got}")
-        if got == len(buf) and got <= cap:  # the file grew since fstat: read on, bounded
-            more = bytearray(cap + 1 - got)
-            extra = read_into(fd, memoryview(more))
-            if isinstance(extra, str):
-                return BoundedRead(None, f"{os.fspath(path)} {extra}")
-            buf[got:] = more[:extra]
-            got += extra
-        del buf[got:]
-        data = bytes(buf)
-        return BoundedRead(data, over_cap=len(data) > cap)
+        data = read_capped(fd, size, cap)
+    except OSError as exc:
+        return BoundedRead(None, f"{os.fspath(path)} cannot be read: {exc.strerror or exc}")
     finally:
         os.close(fd)
+    return BoundedRead(data, over_cap=len(data) > cap)
 
 
 def _kind(mode: int) -> str:

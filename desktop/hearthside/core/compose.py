@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .boundedread import open_regular, read_bounded, read_into
+from .boundedread import read_bounded
 from .injection import InjectionHit, scan_for_injection
 
 BOOTSTRAP_ORDER: tuple[str, ...] = (
@@ -52,15 +52,18 @@ class Composition:
     truncated: tuple[str, ...] = ()
 
 
-def utf8_cut_length(data: bytes | bytearray | memoryview, cap: int, start: int = 0) -> int:
-    """How many bytes of ``data[start:]`` fit in ``cap`` without splitting a UTF-8 character."""
-    if len(data) - start <= cap:
-        return len(data) - start
-    end = start + cap
-    # Back off over continuation bytes (10xxxxxx) to the start of the character at ``cap``.
-    while end > start and (data[end] & 0xC0) == 0x80:
+def utf8_cut_length(data: bytes, cap: int) -> int:
+    """How many bytes of ``data`` fit in ``cap`` without splitting a UTF-8 character.
+
+    A character is at most four bytes, so backing off over at most three continuation bytes
+    (10xxxxxx) reaches its first byte; a longer run is not UTF-8 anyway and is cut as is.
+    """
+    if len(data) <= cap:
+        return len(data)
+    end = cap
+    while end > cap - 3 and end > 0 and (data[end] & 0xC0) == 0x80:
         end -= 1
-    return end - start
+    return end
 
 
 def cut_utf8(data: bytes, cap: int) -> bytes:
@@ -68,81 +71,56 @@ def cut_utf8(data: bytes, cap: int) -> bytes:
     return data[: utf8_cut_length(data, cap)]
 
 
+#: ASCII bytes ``str.strip()`` removes; trimming them before decoding is exact (see below).
+_ASCII_SPACE = frozenset(b"\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f ")
+_BOM = b"\xef\xbb\xbf"
+
+
+def section_body(data: bytes) -> tuple[str, bool]:
+    """One file's section body and whether it was cut: the contract's steps, copied once.
+
+    The contract reads: cut at the cap on a character boundary, decode, drop a leading BOM,
+    append the notice when cut, strip. Done literally that copies a 2 MiB body three times.
+    Here the BOM and the ASCII whitespace at both edges are skipped as bytes first (an ASCII
+    byte is always a whole character, even in broken UTF-8, so the split cannot change what
+    decodes), then only the middle is decoded; a non-ASCII space left at an edge is stripped
+    as text. tests/test_compose.py checks this against the literal definition.
+    """
+    cut = len(data) > MAX_BOOTSTRAP_FILE_BYTES
+    end = utf8_cut_length(data, MAX_BOOTSTRAP_FILE_BYTES)
+    i = len(_BOM) if data.startswith(_BOM) else 0
+    while i < end and data[i] in _ASCII_SPACE:
+        i += 1
+    j = end
+    if not cut:  # a cut body ends with the notice, so its tail is never stripped
+        while j > i and data[j - 1] in _ASCII_SPACE:
+            j -= 1
+    if i == 0 and j == len(data):
+        text = data.decode("utf-8", "replace")
+    else:
+        text = str(memoryview(data)[i:j], "utf-8", "replace")
+    if cut:
+        text += TRUNCATION_NOTICE
+        return (text.lstrip() if text[:1].isspace() else text), True
+    if text[:1].isspace() or text[-1:].isspace():
+        text = text.strip()
+    return text, False
+
+
 def read_persona_file(
     path: str | os.PathLike[str], name: str | None = None, scan: bool = True
 ) -> PersonaFile:
     """Read one bootstrap file, bounded; anything that is not a readable regular file is absent.
 
-    ``scan`` runs the injection scan on the clean body (skipped by the hot compose path, which
-    only needs the text; drift review and ``persona compose`` ask for it).
+    ``scan`` runs the injection scan on the clean body (skipped by ``compose_soul``, which
+    only needs the text; sessions, drift review and ``persona compose`` ask for it).
     """
     name = name or os.path.basename(os.fspath(path))
     got = read_bounded(path, MAX_BOOTSTRAP_FILE_BYTES)
     if got.data is None:
         return PersonaFile(name, None, got.reason)
-    data = got.data
-    truncated = len(data) > MAX_BOOTSTRAP_FILE_BYTES
-    if truncated:
-        data = cut_utf8(data, MAX_BOOTSTRAP_FILE_BYTES)
-    text = data.decode("utf-8", "replace")
-    text = text.removeprefix("\ufeff")
-    if truncated:
-        text += TRUNCATION_NOTICE
-    # str.strip() copies the whole body; skip it when there is nothing to strip.
-    body = text.strip() if text[:1].isspace() or text[-1:].isspace() else text
+    body, truncated = section_body(got.data)
     return PersonaFile(name, body, "", truncated, scan_for_injection(body) if scan else None)
-
-
-def compose_files(files: list[PersonaFile]) -> str:
-    """Join present files as ``## NAME\\n\\nbody`` sections separated by a blank line."""
-    parts: list[str] = []
-    for f in files:
-        if f.body is None:
-            continue
-        parts += ("\n\n## " if parts else "## ", f.name, "\n\n", f.body)
-    return "".join(parts)
-
-
-#: ASCII characters ``str.isspace()`` accepts; non-ASCII edges take the exact (str) path.
-_ASCII_SPACE = frozenset(b"\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f ")
-_NOTICE = TRUNCATION_NOTICE.encode()
-
-
-def _clean_in_place(buf: bytearray, start: int, end: int) -> int | None:
-    """Strip the section ``buf[start:end]`` in place; return its new end, or None.
-
-    Equivalent to ``decode("utf-8", "replace")``, BOM removal, cut notice and ``str.strip()``
-    as long as both edges are ASCII; for anything else (a BOM, a non-ASCII space, a bad byte
-    at an edge) it returns None and the caller takes the exact str path.
-    """
-    truncated = end - start > MAX_BOOTSTRAP_FILE_BYTES
-    if truncated:
-        end = start + utf8_cut_length(buf, MAX_BOOTSTRAP_FILE_BYTES, start)
-    i = start
-    while i < end and buf[i] in _ASCII_SPACE:
-        i += 1
-    j = end
-    if not truncated:  # a cut section ends with the notice, so its tail is never stripped
-        while j > i and buf[j - 1] in _ASCII_SPACE:
-            j -= 1
-        if j > i and buf[j - 1] >= 0x80:
-            return None
-    if i < end and buf[i] >= 0x80:
-        return None
-    if i > start:  # rare: leading blank lines; shift the body down over them
-        buf[start : start + (j - i)] = buf[i:j]
-    j = start + (j - i)
-    if truncated:
-        buf[j : j + len(_NOTICE)] = _NOTICE
-        j += len(_NOTICE)
-    return j
-
-
-def _exact_section(data: bytes) -> bytes:
-    """The slow, obviously-correct section body for files the in-place path declines."""
-    over = len(data) > MAX_BOOTSTRAP_FILE_BYTES
-    text = cut_utf8(data, MAX_BOOTSTRAP_FILE_BYTES).decode("utf-8", "replace").removeprefix("\ufeff")
-    return ((text + TRUNCATION_NOTICE) if over else text).strip().encode("utf-8", "surrogatepass")
 
 
 def compose_persona(
@@ -153,78 +131,33 @@ def compose_persona(
     """Compose a folder, reporting skipped names and injection findings instead of raising.
 
     ``exclude`` leaves names out (strict mode keeps drifted files out of new sessions);
-    ``scan=False`` skips the injection scan when only the text is needed.
-
-    Why the buffer juggling: a persona may hold 7 x 2 MiB. Every file is read straight into
-    one preallocated buffer, stripped in place and decoded once, so the bytes are copied
-    about as often as a plain read would copy them.
+    ``scan=False`` skips the injection scan when only the text is needed. Files are read one
+    at a time and each file's bytes are dropped once decoded, so at most one raw file is held
+    beside the decoded sections (benchmarks/bench_foundation.py measures the peak).
     """
     root = Path(directory)
-    opened: list[tuple[str, int, int]] = []
+    parts: list[str] = []
+    found: list[str] = []
     skipped: dict[str, str] = {}
-    try:
-        for name in BOOTSTRAP_ORDER:
-            path = root / name
-            if name in exclude:
-                skipped[name] = f"{name} was left out until you approve its changes"
-                continue
-            got = open_regular(path)
-            if isinstance(got, str):
-                if os.path.lexists(path):
-                    skipped[name] = got
-                continue
-            opened.append((name, got[0], min(got[1], MAX_BOOTSTRAP_FILE_BYTES) + 1))
-        header = 16 + max((len(n) for n in BOOTSTRAP_ORDER), default=0)
-        buf = bytearray(sum(r + header + len(_NOTICE) for _, _, r in opened))
-        view = memoryview(buf)
-        pos = 0
-        found: list[str] = []
-        truncated: list[str] = []
-        findings: dict[str, str] = {}
-        for name, fd, reserve in opened:
-            head = (b"\n\n## " if found else b"## ") + name.encode() + b"\n\n"
-            body_at = pos + len(head)
-            if body_at + reserve + len(_NOTICE) > len(buf):  # an earlier exact section grew
-                view.release()
-                buf.extend(bytes(body_at + reserve + len(_NOTICE) - len(buf)))
-                view = memoryview(buf)
-            n = read_into(fd, view[body_at : body_at + reserve])
-            if isinstance(n, str):
-                skipped[name] = f"{root / name} {n}"
-                continue
-            end: int | None = None
-            if n == reserve and reserve <= MAX_BOOTSTRAP_FILE_BYTES:
-                # The file grew after fstat; read it again the simple, bounded way.
-                data = read_bounded(root / name, MAX_BOOTSTRAP_FILE_BYTES).data or b""
-                over = len(data) > MAX_BOOTSTRAP_FILE_BYTES
-            else:
-                over = n > MAX_BOOTSTRAP_FILE_BYTES
-                end = _clean_in_place(buf, body_at, body_at + n)
-                data = bytes(view[body_at : body_at + n]) if end is None else b""
-            if end is None:
-                body = _exact_section(data)
-                end = body_at + len(body)
-                if end > len(buf):
-                    view.release()
-                    buf.extend(bytes(end - len(buf)))
-                    view = memoryview(buf)
-                view[body_at:end] = body
-            view[pos:body_at] = head
-            if scan:
-                hit = scan_for_injection(bytes(view[body_at:end]))
-                if hit is not None:
-                    findings[name] = hit.describe()
-            found.append(name)
-            if over:
-                truncated.append(name)
-            pos = end
-        view.release()
-        del buf[pos:]
-        soul = buf.decode("utf-8", "replace")
-    finally:
-        for _, fd, _ in opened:
-            os.close(fd)
-    return Composition(soul, tuple(found), skipped, findings, tuple(truncated))
+    findings: dict[str, str] = {}
+    truncated: list[str] = []
+    for name in BOOTSTRAP_ORDER:
+        path = root / name
+        if name in exclude:
+            skipped[name] = f"{name} was left out until you approve its changes"
+            continue
+        pf = read_persona_file(path, name, scan)
+        if pf.body is None:
+            if os.path.lexists(path):
+                skipped[name] = pf.reason
+            continue
+        parts += ("\n\n## " if parts else "## ", name, "\n\n", pf.body)
+        found.append(name)
+        if pf.truncated:
+            truncated.append(name)
+        if pf.finding is not None:
+            findings[name] = pf.finding.describe()
+    return Composition("".join(parts), tuple(found), skipped, findings, tuple(truncated))
 
 
 def compose_soul(directory: str | os.PathLike[str]) -> tuple[str, list[str]]:

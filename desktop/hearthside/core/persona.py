@@ -28,6 +28,18 @@ def validate_persona_name(name: str) -> str:
     return ""
 
 
+def folder_problem(path: Path) -> str:
+    """A sentence saying why ``path`` cannot be a persona folder, or "" when it can."""
+    if not path.exists():
+        return (
+            f"The persona folder {path} does not exist. Check the path, or create a new "
+            "persona with 'hearthside persona new NAME'."
+        )
+    if not path.is_dir():
+        return f"{path} is not a folder; a persona is a folder of Markdown files."
+    return ""
+
+
 @dataclass(frozen=True)
 class Persona:
     """A runnable persona: the composed prompt is a frozen snapshot taken at construction."""
@@ -58,9 +70,8 @@ def from_dir(
     missing, since a persona with no folder is a user mistake worth saying out loud.
     """
     path = Path(directory).expanduser()
-    if not path.exists():
-        raise FileNotFoundError(f"The persona folder {path} does not exist.")
-    if not path.is_dir():
-        raise NotADirectoryError(f"{path} is not a folder; a persona is a folder of Markdown files.")
+    problem = folder_problem(path)
+    if problem:
+        raise (FileNotFoundError if not path.exists() else NotADirectoryError)(problem)
     comp = compose_persona(path, exclude)
     return Persona(name or path.resolve().name, str(path), comp, dict(settings or {}))

@@ -11,7 +11,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QUrl
+from PySide6.QtCore import QEvent, QUrl
 from PySide6.QtGui import QAction, QDesktopServices
 from PySide6.QtWidgets import (
     QApplication,
@@ -119,6 +119,12 @@ class FallbackWindow(QWidget):
         layout.addWidget(quit_btn)
         self.refresh()
         self.resize(320, 360)
+
+    def changeEvent(self, event: QEvent) -> None:
+        """Re-list personas when the user comes back to the window (they may have added one)."""
+        if event.type() == QEvent.Type.ActivationChange and self.isActiveWindow():
+            self.refresh()
+        super().changeEvent(event)
 
     def refresh(self) -> None:
         self.list.clear()
