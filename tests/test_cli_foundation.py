@@ -238,3 +238,34 @@ def test_settings_file_that_does_not_parse_is_backed_up_before_write(app_context
     backups = list(f.parent.glob("settings.toml.broken-*"))
     assert len(backups) == 1 and backups[0].read_text() == "this is = = not toml"
     assert "soul_file" in f.read_text()
+
+
+def test_settings_file_that_is_a_fifo_never_hangs_a_command(run_cli, app_paths) -> None:  # type: ignore[no-untyped-def]
+    app_paths.config_dir.mkdir(parents=True)
+    os.mkfifo(app_paths.settings_file)
+    out = run_cli("persona", "list", "--json", timeout=60)
+    assert out.returncode == 0 and json.loads(out.stdout) == []
+    out = run_cli("doctor", "--json", timeout=120, env={"QT_QPA_PLATFORM": "offscreen"})
+    checks = {c["name"]: c for c in json.loads(out.stdout)["checks"]}
+    assert checks["settings"] == {
+        "name": "settings", "status": "warn",
+        "detail": f"Could not read settings: {app_paths.settings_file} is a named pipe (FIFO), not a regular "
+                  "file; it was not read; using defaults.",
+    }
+
+
+def test_run_tests_script_fails_when_no_tests_ran() -> None:
+    """pytest's exit code 5 ("no tests collected") must fail `make test` and so `.ci/run`."""
+    import shutil
+    import subprocess
+
+    import pytest
+
+    root = Path(__file__).resolve().parents[1]
+    if not (shutil.which("dbus-run-session") and shutil.which("gnome-keyring-daemon")):
+        pytest.skip("dbus-run-session and gnome-keyring-daemon are needed (make test installs them)")
+    out = subprocess.run([str(root / "scripts" / "run-tests.sh"), "tests/test_core_purity.py", "-q",
+                          "-p", "no:cacheprovider", "-k", "no_such_test_anywhere"],
+                         cwd=root, capture_output=True, text=True, timeout=300, check=False)
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "pytest collected no tests: failing." in out.stderr

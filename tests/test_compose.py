@@ -335,3 +335,13 @@ def test_a_file_that_grew_after_fstat_is_read_on_but_bounded(tmp_path: Path) -> 
             assert read_capped(fd, stale_size, cap) == b"z" * expected
         finally:
             os.close(fd)
+
+
+@pytest.mark.parametrize("inside", [1, 2, 3])
+def test_cap_inside_a_four_byte_character_cuts_before_it(tmp_path: Path, inside: int) -> None:
+    """The cap falls 1, 2 or 3 bytes into an emoji: the whole emoji goes, nothing half-kept."""
+    data = b"a" * (MAX_BOOTSTRAP_FILE_BYTES - inside) + "😀".encode() + b"tail"
+    put(tmp_path, "MEMORY.md", data)
+    soul, found = compose_soul(tmp_path)
+    assert found == ["MEMORY.md"]
+    assert soul == "## MEMORY.md\n\n" + "a" * (MAX_BOOTSTRAP_FILE_BYTES - inside) + TRUNCATION_NOTICE

@@ -47,6 +47,8 @@ def test_diff_then_approve_a_hand_edit(run_cli, isolated_home: Path) -> None:  #
     assert diff.returncode == 0 and "-line two" in diff.stdout and "+line 2" in diff.stdout
     ok = run_cli("soul", "approve", str(root / "SOUL.md"))
     assert ok.returncode == 0 and "1 file(s) approved" in ok.stdout
+    again = run_cli("soul", "approve", str(root / "SOUL.md"))  # twice: not "0 file(s) approved."
+    assert again.returncode == 0 and again.stdout.strip() == "Nothing to approve: every file there is already approved."
     assert "No changes" in run_cli("soul", "diff", str(root / "SOUL.md")).stdout
     states = {e["file"]: e["state"] for e in json.loads(run_cli("soul", "status", "--json").stdout)}
     assert states["SOUL.md"] == "approved"
@@ -81,7 +83,7 @@ def test_soul_watch_shows_a_hand_edit_made_in_another_terminal(isolated_home: Pa
         while "watching" not in ready and time.monotonic() < deadline:
             if sel.select(timeout=1):
                 ready += proc.stderr.readline()  # type: ignore[union-attr]
-        assert "watching" in ready, ready
+        assert "watching your soul and 1 persona folder(s)" in ready, ready  # plain words, no "units"
         atomic_save(root / "SOUL.md", "edited in another terminal")
         out, err = proc.communicate(timeout=WAIT + 60)
     finally:

@@ -180,6 +180,18 @@ def test_misconfigured_active_hours_skip_with_a_warning_the_terminal_shows(app_c
     assert warned and "juniper" in warned[0].getMessage()
 
 
+@pytest.mark.parametrize("given,warns", [("thirty", True), (-5, True), (True, True), (15, False), ("0", False)])
+def test_an_interval_that_is_not_minutes_is_named_in_a_warning(app_context, caplog, given, warns) -> None:  # type: ignore[no-untyped-def]
+    app_context.settings.set("personas", {"juniper": {"heartbeat_interval_minutes": given}})
+    with caplog.at_level(logging.WARNING, "hearthside.app.heartbeat"):
+        cfg = service(app_context).settings_for("juniper")
+    named = [r for r in caplog.records if "heartbeat_interval_minutes" in r.getMessage()]
+    assert bool(named) is warns
+    if warns:
+        assert repr(given) in named[0].getMessage() and cfg.interval_minutes in (30.0, 0.0)
+    assert cfg.interval_minutes != 1.0  # `= true` must not mean a check-in every minute
+
+
 def test_unattended_runs_offer_only_read_only_and_memory_tools(app_context, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     make_persona(app_context)
     with FakeModel(default={"text": "HEARTBEAT_OK"}) as fm:

@@ -219,6 +219,16 @@ def test_disable_and_enable_keep_the_server_and_switch_it(run_cli, isolated_home
     assert ghost.returncode == 1 and "no MCP server named 'ghost'" in ghost.stderr
 
 
+def test_testing_a_disabled_server_that_works_says_personas_do_not_use_it(run_cli) -> None:  # type: ignore[no-untyped-def]
+    cmd, args = stdio_command()
+    assert run_cli("mcp", "add", "quiet", "--disabled", "--command", cmd, "--", *args).returncode == 0
+    test = run_cli("mcp", "test", "quiet")
+    assert test.returncode == 0 and "quiet is connected" in test.stdout, test.stderr
+    assert "note: quiet is disabled" in test.stdout and "hearthside mcp enable quiet" in test.stdout
+    assert run_cli("mcp", "enable", "quiet").returncode == 0
+    assert "disabled" not in run_cli("mcp", "test", "quiet").stdout
+
+
 def test_names_that_say_token_do_not_get_the_rest_of_their_line_masked(run_cli) -> None:  # type: ignore[no-untyped-def]
     cmd, args = stdio_command()
     assert run_cli("mcp", "add", "api-token", "--command", cmd, "--", *args, "--token-tool").returncode == 0

@@ -148,6 +148,21 @@ def test_a_local_server_is_found_and_offered_when_nothing_is_configured(monkeypa
     assert check.status == "warn" and "found Ollama" in check.detail and "llama3.2" in check.detail
 
 
+def test_chat_without_a_terminal_names_the_local_server_it_found_and_the_command_to_use_it(monkeypatch, app_context) -> None:  # type: ignore[no-untyped-def]
+    import hearthside.adapters.model_client as mc
+    from hearthside.cli.common import HandledError
+    from hearthside.cli.running import model_or_offer
+
+    with FakeModel(model_ids=("llama3.2",)) as fm:
+        monkeypatch.setattr(mc, "LOCAL_CANDIDATES", (("Ollama", fm.base_url),))
+        with pytest.raises(HandledError) as offered:
+            model_or_offer(app_context, interactive=False)
+    msg = str(offered.value)
+    assert msg.startswith(f"No model is configured. Found Ollama at {fm.base_url}")
+    assert msg.endswith(f"use it with: hearthside model use {fm.base_url} llama3.2")
+    assert msg.count("No model is configured") == 1 and "settings.toml" not in msg  # one offer, not two
+
+
 def test_the_doctor_reports_a_configured_model_that_answers(monkeypatch, app_context) -> None:  # type: ignore[no-untyped-def]
     from hearthside.app.doctor import check_model
 

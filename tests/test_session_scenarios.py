@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from typing import Any
 
 import pytest
@@ -151,10 +152,15 @@ def test_a_missing_soul_is_silent_but_an_unusable_or_configured_missing_one_is_n
 
 @pytest.mark.parametrize("turns,calls,expected", [(3, 2, (3, 2)), ("lots", -1, (20, 50)), (0, True, (20, 50)),
                                                   (None, None, (20, 50))])
-def test_the_agent_caps_come_from_settings_and_bad_values_mean_the_defaults(app_context, turns, calls, expected) -> None:  # type: ignore[no-untyped-def]
+def test_the_agent_caps_come_from_settings_and_bad_values_mean_the_defaults(app_context, turns, calls, expected, caplog) -> None:  # type: ignore[no-untyped-def]
     make_persona(app_context)
     if turns is not None:
         app_context.settings.set("agent.max_turns", turns)
         app_context.settings.set("agent.max_tool_calls", calls)
-    agent = app_context.sessions.agent(app_context.sessions.prepare("juniper"), model=None)  # type: ignore[arg-type]
+    with caplog.at_level(logging.WARNING, "hearthside.app.sessions"):
+        agent = app_context.sessions.agent(app_context.sessions.prepare("juniper"), model=None)  # type: ignore[arg-type]
     assert (agent.limits.max_turns, agent.limits.max_tool_calls) == expected
+    # a typo is named where the user sees it; good values and no values say nothing
+    warned = sorted(r.getMessage().split(" ")[0] for r in caplog.records if "settings.toml" in r.getMessage())
+    assert warned == (["agent.max_tool_calls", "agent.max_turns"] if expected == (20, 50) and turns is not None
+                      else [])

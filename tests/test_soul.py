@@ -301,3 +301,18 @@ def test_bom_is_stripped_and_not_fingerprinted(tmp_path: Path) -> None:
     p = write(tmp_path / "s.md", b"\xef\xbb\xbfHi there\n")
     res = SoulStore(p).load_with_meta()
     assert res == SoulResult("Hi there", hashlib.sha256(b"Hi there").hexdigest(), 8, "", str(p))
+
+
+_INVISIBLE = [*range(0x200B, 0x200E), 0x2060, *range(0x2062, 0x2065), 0xFEFF, *range(0x202A, 0x202F),
+              *range(0x2066, 0x206A)]
+
+
+@pytest.mark.parametrize("cp", _INVISIBLE, ids=lambda cp: f"U+{cp:04X}")
+def test_every_listed_invisible_character_is_rejected(cp: int) -> None:
+    reason = f"the soul contains an invisible character U+{cp:04X} at offset 2; remove it to use the soul"
+    assert validate_body(f"ab{chr(cp)}cd") == ("", reason)
+
+
+@pytest.mark.parametrize("cp", [0x200A, 0x200E, 0x200F, 0x2061, 0x2065, 0x206A, 0x00AD])
+def test_neighbouring_characters_are_not_flagged(cp: int) -> None:
+    assert validate_body(f"ab{chr(cp)}cd") == (f"ab{chr(cp)}cd", "")

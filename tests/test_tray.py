@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import select
 import shutil
 import subprocess
 import sys
@@ -87,11 +88,27 @@ def test_no_display_gives_a_sentence_not_an_abort(run_cli) -> None:  # type: ign
 
 # --- a real tray: Xvfb + trayer (an XEmbed tray host), screenshot checked for the icon ----
 
-def _free_display() -> int:
-    for n in range(90, 140):
-        if not os.path.exists(f"/tmp/.X11-unix/X{n}") and not os.path.exists(f"/tmp/.X{n}-lock"):
-            return n
-    raise RuntimeError("no free X display number")
+def _start_xvfb() -> tuple[subprocess.Popen[bytes], int]:
+    """Start Xvfb on a display it picks itself (``-displayfd``): no race for a number with
+    other X servers, and the number arrives only once the server accepts connections."""
+    r, w = os.pipe()
+    xvfb = subprocess.Popen(["Xvfb", "-displayfd", str(w), "-screen", "0", "640x480x24", "-nolisten", "tcp"],
+                            pass_fds=(w,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    os.close(w)
+    got = b""
+    deadline = time.monotonic() + 60
+    try:
+        while not got.endswith(b"\n"):
+            ready, _, _ = select.select([r], [], [], max(0.0, deadline - time.monotonic()))
+            chunk = os.read(r, 16) if ready else b""
+            if not chunk:
+                xvfb.kill()
+                xvfb.wait(10)
+                raise AssertionError("Xvfb did not report a display within 60 s")
+            got += chunk
+    finally:
+        os.close(r)
+    return xvfb, int(got)
 
 
 @pytest.fixture
@@ -99,13 +116,8 @@ def xserver_with_tray() -> Iterator[dict[str, str]]:
     for tool in ("Xvfb", "trayer", "import"):
         if not shutil.which(tool):
             pytest.skip(f"{tool} is not installed (make test installs it)")
-    n = _free_display()
+    xvfb, n = _start_xvfb()
     env = dict(os.environ, DISPLAY=f":{n}", QT_QPA_PLATFORM="xcb")
-    xvfb = subprocess.Popen(["Xvfb", f":{n}", "-screen", "0", "640x480x24", "-nolisten", "tcp"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 15
-    while not os.path.exists(f"/tmp/.X11-unix/X{n}") and time.monotonic() < deadline:
-        time.sleep(0.05)
     tray = subprocess.Popen(["trayer", "--edge", "top", "--align", "right", "--widthtype",
                              "request", "--height", "32", "--transparent", "false", "--tint",
                              "0x333333"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -40,6 +40,16 @@ class HeartbeatOutcome:
         return {"status": self.status, "reason": self.reason, "text": self.text}
 
 
+def _is_minutes(value: object) -> bool:
+    """A usable interval: a number (or numeric text) of at least 0 (0 turns check-ins off)."""
+    if isinstance(value, bool):
+        return False
+    try:
+        return float(value) >= 0  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return False
+
+
 class HeartbeatService:
     """Runs heartbeats for every persona on the app's runtime loop."""
 
@@ -62,7 +72,13 @@ class HeartbeatService:
     def settings_for(self, persona: str) -> HeartbeatSettings:
         personas = self.app.settings.get("personas", {}) or {}
         raw = personas.get(persona, {}) if isinstance(personas, dict) else {}
-        return HeartbeatSettings.from_mapping(raw)
+        cfg = HeartbeatSettings.from_mapping(raw)
+        given = raw.get("heartbeat_interval_minutes") if isinstance(raw, dict) else None
+        if given is not None and not _is_minutes(given):
+            # from_mapping falls back to the default; say so, or the typo goes unnoticed forever
+            log.warning("personas.%s.heartbeat_interval_minutes in settings.toml is %r, not a number of "
+                        "minutes; using %g", persona, given, cfg.interval_minutes)
+        return cfg
 
     def set_paused(self, persona: str, paused: bool) -> None:
         def mutate(data: dict[str, Any]) -> None:

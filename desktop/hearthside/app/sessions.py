@@ -103,8 +103,8 @@ class SessionService:
         if unattended:
             approver = AllowAll() if allow_mutating else DenyAll()
         limits = limits or AgentLimits(
-            _positive_int(self.app.settings.get("agent.max_turns"), DEFAULT_MAX_TURNS),
-            _positive_int(self.app.settings.get("agent.max_tool_calls"), DEFAULT_MAX_TOOL_CALLS),
+            _positive_int(self.app.settings, "agent.max_turns", DEFAULT_MAX_TURNS),
+            _positive_int(self.app.settings, "agent.max_tool_calls", DEFAULT_MAX_TOOL_CALLS),
         )
         return Agent(model, prepared.snapshot.tools, prepared.snapshot.system_prompt, env=prepared.env,
                      approver=approver or DenyAll(), mode=prepared.snapshot.mode, limits=limits,
@@ -176,16 +176,23 @@ def _register(catalog: Catalog, tool: Any, source: str, notes: list[str]) -> Non
         notes.append(str(exc))
 
 
-def _positive_int(value: Any, default: int) -> int:
+def _positive_int(settings: Any, key: str, default: int) -> int:
     """A cap from settings; anything that is not a whole number above 0 means the default, so a
-    typo in settings.toml never stops a chat or lets a persona run without limits."""
-    if isinstance(value, bool) or not isinstance(value, (int, str)):
+    typo in settings.toml never stops a chat or lets a persona run without limits. The typo is
+    named in a warning (shown on the terminal), so the user learns why their limit is ignored."""
+    value = settings.get(key)
+    if value is None:
         return default
-    try:
-        n = int(value)
-    except ValueError:
-        return default
-    return n if n > 0 else default
+    n = 0
+    if not isinstance(value, bool) and isinstance(value, (int, str)):
+        try:
+            n = int(value)
+        except ValueError:
+            n = 0
+    if n > 0:
+        return n
+    log.warning("%s in settings.toml is %r, not a whole number above 0; using %d", key, value, default)
+    return default
 
 
 def _optional_soul_absent(app: Any, path: str) -> bool:

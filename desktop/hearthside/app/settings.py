@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import logging
+import os
 import threading
 import tomllib
 from collections.abc import Callable
@@ -17,10 +18,14 @@ from typing import Any
 import tomli_w
 
 from ..adapters.atomicfile import keep_backup, write_atomic
+from ..core.boundedread import read_bounded
 
 log = logging.getLogger(__name__)
 
 _MISSING = object()
+
+#: A hand-written settings file is a few KiB; anything near this is not settings.
+MAX_SETTINGS_BYTES = 1024 * 1024
 
 
 class SettingsStore:
@@ -35,16 +40,17 @@ class SettingsStore:
     def _load(self) -> dict[str, Any]:
         if self._data is not None:
             return self._data
-        try:
-            raw = self.path.read_bytes()
-        except FileNotFoundError:
+        # Bounded and non-blocking: a settings.toml that is a FIFO must not hang every command.
+        got = read_bounded(self.path, MAX_SETTINGS_BYTES)
+        if got.data is None or got.over_cap:
             self._data = {}
-            return self._data
-        except OSError as exc:
-            self.error = f"Could not read {self.path}: {exc.strerror or exc}; using defaults."
+            if got.data is None and not os.path.lexists(self.path):
+                return self._data
+            why = got.reason or f"{self.path} is larger than {MAX_SETTINGS_BYTES // 1024} KiB"
+            self.error = f"Could not read settings: {why}; using defaults."
             log.warning(self.error)
-            self._data = {}
             return self._data
+        raw = got.data
         try:
             self._data = tomllib.loads(raw.decode("utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:

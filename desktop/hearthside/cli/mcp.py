@@ -180,6 +180,9 @@ def test_cmd(ctx: click.Context, name: str, as_json: bool) -> None:
         emit_json(status.as_dict())
     elif status.state == "connected":
         _echo(f"{name} is connected, {len(tools)} tool(s)")
+        if not app.mcp.get(name).enabled:  # the test worked, but personas will not see it
+            _echo(f"note: {name} is disabled, so personas do not use it; "
+                  f"switch it on with: hearthside mcp enable {name}")
     if status.state != "connected":
         raise _not_connected(name, status)
 

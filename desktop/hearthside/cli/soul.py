@@ -101,7 +101,10 @@ def approve_cmd(ctx: click.Context, paths: tuple[str, ...]) -> None:
     for s in done:
         if s.state == "rejected":
             click.echo(f"not approved, the file cannot be used: {s.path}: {s.reason}", err=True)
-    click.echo(f"{len(approved)} file(s) approved.")
+    if done:
+        click.echo(f"{len(approved)} file(s) approved.")
+    else:  # running it twice is fine: say why nothing happened
+        click.echo("Nothing to approve: every file there is already approved.")
 
 
 @soul.command("diff")
@@ -149,7 +152,9 @@ def watch_cmd(ctx: click.Context, max_events: int | None, timeout: float | None)
     _warn_store(ctx)
     rep = drift.watch_report()
     mode = rep.mode if rep else "stopped"
-    click.echo(f"watching {len(drift.units())} unit(s) ({mode}); press Ctrl-C to stop", err=True)
+    folders = sum(1 for u in drift.units() if not u.is_soul)
+    how = {"inotify": "with inotify", "mixed": "partly by polling", "polling": "by polling"}.get(mode, mode)
+    click.echo(f"watching your soul and {folders} persona folder(s) ({how}); press Ctrl-C to stop", err=True)
     for problem in rep.problems if rep else ():
         click.echo(f"warning: {problem}", err=True)
     deadline = None if timeout is None else time.monotonic() + timeout

@@ -100,8 +100,11 @@ class HeartbeatSettings:
     @classmethod
     def from_mapping(cls, raw: object) -> HeartbeatSettings:
         d = raw if isinstance(raw, dict) else {}
+        raw_interval = d.get("heartbeat_interval_minutes", DEFAULT_INTERVAL_MINUTES)
         try:
-            interval = float(d.get("heartbeat_interval_minutes", DEFAULT_INTERVAL_MINUTES))
+            if isinstance(raw_interval, bool):  # float(True) is 1.0: a check-in every minute
+                raise TypeError("a switch is not a number of minutes")
+            interval = float(raw_interval)
         except (TypeError, ValueError):
             interval = DEFAULT_INTERVAL_MINUTES
         return cls(
