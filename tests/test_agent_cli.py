@@ -65,6 +65,14 @@ def test_chat_refuses_plan_and_accept_edits_together_as_a_usage_mistake(app_cont
     assert proc.returncode == 2 and "not both" in proc.stderr and asked == 0
 
 
+def test_chat_with_an_empty_message_is_a_usage_mistake_and_asks_nothing(app_context, run_cli) -> None:  # type: ignore[no-untyped-def]
+    make_persona(app_context)
+    with FakeModel([{"text": "should not be asked"}]) as fm:
+        proc = run_cli("chat", "juniper", "  ", env=fm.env())
+        asked = len(fm.requests)
+    assert proc.returncode == 2 and "the message is empty" in proc.stderr and asked == 0
+
+
 def test_chat_names_an_mcp_server_that_cannot_start_in_a_plain_note_and_still_answers(app_context, run_cli) -> None:  # type: ignore[no-untyped-def]
     make_persona(app_context)
     assert run_cli("mcp", "add", "broken", "--command", "false").returncode == 0
@@ -87,11 +95,22 @@ def test_heartbeat_run_json_reports_notified_silent_and_skipped(app_context, run
         notified = json.loads(run_cli("heartbeat", "run", "juniper", "--json", env=fm.env()).stdout)
         silent = run_cli("heartbeat", "run", "juniper", "--json", env=fm.env())
         skipped = json.loads(run_cli("heartbeat", "run", "empty", "--json", env=fm.env()).stdout)
-    assert notified == {"status": "notified", "reason": notified["reason"], "text": "Your 3pm sync starts in 10 minutes."}
+    assert notified == {"status": "notified", "reason": "", "text": "Your 3pm sync starts in 10 minutes."}
     assert json.loads(silent.stdout)["status"] == "silent" and silent.returncode == 0
     assert skipped["status"] == "skipped" and "empty" in skipped["reason"]
     history = json.loads(run_cli("heartbeat", "history", "--json").stdout)
     assert [(h["persona"], h["status"]) for h in history] == [("juniper", "notified")]
+
+
+def test_heartbeat_run_prints_the_alert_once_without_a_log_line(app_context, run_cli) -> None:  # type: ignore[no-untyped-def]
+    make_persona(app_context)
+    with FakeModel([{"text": "The electricity bill is due Friday."}]) as fm:
+        proc = run_cli("heartbeat", "run", "juniper", env=fm.env())
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["notified", "The electricity bill is due Friday."]
+    assert "electricity" not in proc.stderr and "WARNING" not in proc.stderr
+    [entry] = app_context.notifications.entries()  # still kept in the history
+    assert (entry.status, entry.text) == ("notified", "The electricity bill is due Friday.")
 
 
 def test_heartbeat_run_failure_is_reported_as_failed_with_exit_1(app_context, run_cli) -> None:  # type: ignore[no-untyped-def]

@@ -62,6 +62,15 @@ def test_vscode_file_with_input_placeholder_needs_the_secret_entered() -> None:
     assert parsed.secrets == {}
 
 
+def test_a_placeholder_inside_a_value_is_a_secret_to_enter_not_a_value_to_store() -> None:
+    doc = {"servers": {"vs": {"type": "http", "url": "https://api.example.com/mcp",
+                              "headers": {"Authorization": "Bearer ${input:tok}"}},
+                       "cli": {"command": "node", "env": {"DB_URL": "postgres://u:${input:pw}@db/x"}}}}
+    parsed = parse_host_config(json.dumps(doc))
+    assert parsed.secrets == {}  # nothing literal goes to the keyring
+    assert set(parsed.missing) == {"mcp/vs/header/authorization", "mcp/cli/env/DB_URL"}
+
+
 def test_vscode_settings_json_nesting_is_understood() -> None:
     parsed = parse_host_config(json.dumps({"mcp": {"servers": VSCODE["servers"]}}))
     assert [s.name for s in parsed.servers] == ["gh", "local"]

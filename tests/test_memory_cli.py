@@ -57,6 +57,9 @@ def test_memory_cli_bad_inputs_are_one_line_handled_failures(app_context, run_cl
     assert "not a valid memory key" in bad_key.stderr
     assert "keyring" in secret.stderr and "sk-proj" not in secret.stderr
     assert "no persona named 'nobody'" in nobody.stderr
+    empty = run_cli("memory", "remember", "pref/tea", "  ", "--persona", "juniper")
+    assert empty.returncode == 1 and "is empty" in empty.stderr and "memory forget" in empty.stderr
+    assert app_context.memory.store("juniper").recall("pref/tea") is None
 
 
 def test_a_corrupt_memory_file_is_reported_and_repair_keeps_it(app_context, run_cli) -> None:  # type: ignore[no-untyped-def]

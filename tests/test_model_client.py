@@ -223,6 +223,13 @@ def test_model_use_refuses_something_that_is_not_an_address(run_cli) -> None:  #
     assert bad.returncode == 1 and "not a web address" in bad.stderr
 
 
+def test_model_use_takes_a_pasted_full_endpoint_as_its_base_url(run_cli, app_context) -> None:  # type: ignore[no-untyped-def]
+    used = run_cli("model", "use", "https://api.openai.com/v1/chat/completions/", "gpt-4o-mini")
+    assert used.returncode == 0 and "note: using the base URL https://api.openai.com/v1" in used.stderr
+    app_context.settings.reload()
+    assert app_context.settings.get("model.base_url") == "https://api.openai.com/v1"
+
+
 def test_model_use_refuses_an_empty_model_name_and_keeps_the_settings(run_cli, app_context) -> None:  # type: ignore[no-untyped-def]
     blank = run_cli("model", "use", "http://127.0.0.1:11434/v1", "  ")
     assert blank.returncode == 1 and "model name is empty" in blank.stderr

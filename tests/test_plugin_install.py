@@ -112,6 +112,14 @@ def test_install_of_a_name_that_does_not_exist_shows_pips_error_and_records_noth
         app_paths.installed_packs_file.read_text())["packs"] == []
 
 
+@pytest.mark.parametrize("spec", ["./nope.whl", "dist/hs_missing-1.0-py3-none-any.whl", "~/gone.tar.gz"])
+def test_install_of_a_file_that_is_not_there_says_so_in_one_line(run_cli, app_paths, spec: str) -> None:  # type: ignore[no-untyped-def]
+    proc = run_cli("plugins", "install", spec, env=OFFLINE)
+    assert proc.returncode == 1
+    assert proc.stderr.strip().splitlines() == [f"hearthside: there is no file {spec}; check the name and the folder you are in."]
+    assert not app_paths.installed_packs_file.exists()
+
+
 def test_install_of_a_distribution_without_our_entry_point_is_refused_and_removed(
     run_cli, app_paths, wheels
 ) -> None:  # type: ignore[no-untyped-def]
@@ -209,6 +217,9 @@ def test_uninstall_of_unknown_or_app_owned_names_fails_clearly(run_cli) -> None:
     assert proc.returncode == 1 and "No installed pack is named" in proc.stderr
     proc = run_cli("plugins", "uninstall", "hearthside-files")
     assert proc.returncode == 1 and "part of Hearthside's own installation" in proc.stderr
+    proc = run_cli("plugins", "uninstall", "files")  # the pack name `plugins list` shows
+    assert proc.returncode == 1 and "part of Hearthside's own installation" in proc.stderr
+    assert "No installed pack" not in proc.stderr
 
 
 def test_restore_reinstalls_recorded_packs_after_the_packs_folder_is_lost(

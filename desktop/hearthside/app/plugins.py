@@ -229,7 +229,10 @@ class PluginService:
         return outcome, reports
 
     def uninstall(self, name: str, out: OutputFn, wait: float = 0.0) -> tuple[str, str]:
-        return self.installer.uninstall(name, out, wait)
+        # A built-in pack named as `plugins list` shows it ("files"): ask about its distribution,
+        # so the user hears "part of Hearthside's own installation", not "no pack named files".
+        app_dist = next((r.dist for r in self.report() if r.name == name and r.location == "app"), None)
+        return self.installer.uninstall(app_dist or name, out, wait)
 
     def restore(self, out: OutputFn, wait: float = 0.0) -> list[tuple[str, str]]:
         return self.installer.restore(out, wait)

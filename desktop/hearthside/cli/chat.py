@@ -48,6 +48,8 @@ def _stream(piece: str) -> None:
 @click.pass_context
 def chat(ctx: click.Context, persona: str, message: str | None, plan: bool, accept_edits: bool) -> None:
     """Talk to a persona. With MESSAGE, answer once and exit; without, chat until EOF or /exit."""
+    if message is not None and not message.strip():
+        raise click.UsageError("the message is empty: write one, or leave it out to start a conversation.")
     if plan and accept_edits:
         raise click.UsageError("choose --plan (tools that change things are hidden) or --accept-edits "
                                "(they run without asking), not both.")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 import click
 
@@ -24,6 +25,7 @@ def run_cmd(ctx: click.Context, persona: str, as_json: bool) -> None:
     app = get_app(ctx)
     require_persona(app, persona)
     connect_mcp(app)
+    _print_alerts_here(app.heartbeat)
     out = app.runtime.run(app.heartbeat.run(persona))
     if as_json:
         emit_json(out.as_dict())
@@ -33,6 +35,23 @@ def run_cmd(ctx: click.Context, persona: str, as_json: bool) -> None:
             click.echo(out.text)
     if out.status == "failed":
         raise HandledError(f"the heartbeat for {persona} failed: {out.reason}")
+
+
+class _PrintedHere:
+    """Stands for this command's own output, which shows the alert (as text or JSON)."""
+
+    def notify(self, title: str, body: str) -> bool:
+        return True
+
+
+def _print_alerts_here(service: Any) -> None:
+    """Keep the desktop notification but drop the log one: on a terminal it would repeat the
+    alert as a timestamped WARNING line, which reads like a problem."""
+    from ..app.notify import FanoutNotifier, LogNotifier
+
+    current = service.notifier
+    parts = current.notifiers if isinstance(current, FanoutNotifier) else [current]
+    service.notifier = FanoutNotifier([_PrintedHere(), *(n for n in parts if not isinstance(n, LogNotifier))])
 
 
 @heartbeat.command("history")

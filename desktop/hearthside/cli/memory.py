@@ -105,6 +105,9 @@ def inspect_cmd(ctx: click.Context, persona: str, key: str, as_json: bool) -> No
 @click.pass_context
 def remember_cmd(ctx: click.Context, persona: str, key: str, value: str, description: str, as_json: bool) -> None:
     """Add or change a memory yourself."""
+    if not value.strip():
+        raise HandledError(f"the value for {key!r} is empty; to remove a memory, use "
+                           f"'hearthside memory forget {key} --persona {persona} --version ...'.")
     rec = _guard(lambda: _store(ctx, persona).remember(key, value, description, writer="user"))
     if as_json:
         emit_json(rec.current.as_dict())

@@ -51,10 +51,15 @@ def use_cmd(ctx: click.Context, base_url: str, name: str) -> None:
         raise HandledError(f"{base_url!r} is not a web address; it starts with http:// or https://.")
     if not name.strip():
         raise HandledError("the model name is empty; give the name the server knows it by, e.g. llama3.2.")
+    base = base_url.rstrip("/")
+    if base.endswith("/chat/completions"):
+        # The full endpoint pasted from a service's docs: the client adds that part itself.
+        base = base.removesuffix("/chat/completions")
+        click.echo(f"note: using the base URL {base} (Hearthside adds /chat/completions itself).", err=True)
     app = get_app(ctx)
-    app.settings.set("model.base_url", base_url.rstrip("/"))
+    app.settings.set("model.base_url", base)
     app.settings.set("model.name", name.strip())
-    click.echo(f"Personas now talk to {name.strip()} at {base_url.rstrip('/')}.")
+    click.echo(f"Personas now talk to {name.strip()} at {base}.")
 
 
 @model.command("set-key")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import click
 
 from .common import HandledError, emit_json, get_app, json_option
@@ -68,6 +70,10 @@ def install_cmd(ctx: click.Context, spec: str, wait: float) -> None:
     """Install a pack (a name, name==version, a wheel file or a URL) with pip."""
     from ..pluginhost.installer import InstallError
 
+    looks_like_file = spec.endswith((".whl", ".tar.gz", ".zip")) or spec.startswith((".", "/", "~"))
+    if looks_like_file and "://" not in spec and not os.path.exists(os.path.expanduser(spec)):
+        # pip's own words for this are about wheel file names; the problem is the missing file
+        raise HandledError(f"there is no file {spec}; check the name and the folder you are in.")
     app = get_app(ctx)
     try:
         outcome, reports = app.plugins.install(spec, _err, wait)

@@ -30,8 +30,10 @@ SERVER_NAME_RX = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9_-]{0,46}[A-Za-z0-9])?$")
 HEADER_NAME_RX = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 
 #: A placeholder another host resolves itself (VS Code ``${input:id}``, ``${env:NAME}``):
-#: Hearthside cannot resolve it, so the secret has to be entered with ``set-secret``.
-PLACEHOLDER_RX = re.compile(r"^\$\{[^}]+\}$")
+#: Hearthside cannot resolve it, so the secret has to be entered with ``set-secret``. Matched
+#: anywhere in the value (with ``search``): ``"Bearer ${input:tok}"`` is the common form, and
+#: storing it literally would send ``Bearer ${input:tok}`` as the token.
+PLACEHOLDER_RX = re.compile(r"\$\{[^}]+\}")
 
 Transport = Literal["stdio", "http"]
 
@@ -308,7 +310,7 @@ def server_from_entry(
             v = str(v)
             if kind == "http":
                 check_header(k, v)
-            if is_secret_name(k) or PLACEHOLDER_RX.match(v):
+            if is_secret_name(k) or PLACEHOLDER_RX.search(v):
                 out[k] = _take_secret(ref_for(name, k), v, secrets, missing)
             else:
                 out[k] = v
@@ -358,7 +360,7 @@ def _take_secret(ref: str, value: str, secrets: dict[str, str], missing: list[st
     """A reference for a secret found in another host's config: the value goes to ``secrets``
     (bound for the keyring), or, for a placeholder that host resolves itself, the reference
     goes to ``missing`` so the user is asked to enter it."""
-    if PLACEHOLDER_RX.match(value):
+    if PLACEHOLDER_RX.search(value):
         missing.append(ref)
     else:
         secrets[ref] = value
