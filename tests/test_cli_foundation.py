@@ -95,11 +95,11 @@ def test_personas_folders_written_as_one_string_is_one_folder(run_cli, app_conte
     claw = tmp_path / "claw"
     claw.mkdir()
     (claw / "SOUL.md").write_text("claw is brisk.")
-    app_context.settings.set("personas.folders", str(claw))  # a hand-edited `folders = "..."`
+    app_context.settings.set("persona_folders.paths", str(claw))  # a hand-edited `folders = "..."`
     proc = run_cli("persona", "list", "--json")
     assert proc.returncode == 0, proc.stderr
     assert [(p["name"], p["path"]) for p in json.loads(proc.stdout)] == [("claw", str(claw))]
-    app_context.settings.set("personas.folders", 42)  # not a list at all: no added folders
+    app_context.settings.set("persona_folders.paths", 42)  # not a list at all: no added folders
     assert json.loads(run_cli("persona", "list", "--json").stdout) == []
 
 
@@ -269,3 +269,64 @@ def test_run_tests_script_fails_when_no_tests_ran() -> None:
                          cwd=root, capture_output=True, text=True, timeout=300, check=False)
     assert out.returncode == 1, out.stdout + out.stderr
     assert "pytest collected no tests: failing." in out.stderr
+
+
+def test_persona_add_uses_an_existing_folder_without_writing_to_it(run_cli, app_context, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    ws = tmp_path / "openclaw" / "workspace"
+    ws.mkdir(parents=True)
+    (ws / "SOUL.md").write_text("I am Claw.")
+    before = {p.name: p.stat().st_mtime_ns for p in ws.iterdir()}
+    out = run_cli("persona", "add", str(ws))
+    assert out.returncode == 0, out.stderr
+    assert "workspace" in out.stdout and "SOUL.md" in out.stdout
+    listed = {p["name"]: p for p in json.loads(run_cli("persona", "list", "--json").stdout)}
+    assert listed["workspace"]["source"] == "added" and listed["workspace"]["files"] == ["SOUL.md"]
+    assert {p.name: p.stat().st_mtime_ns for p in ws.iterdir()} == before
+    again = run_cli("persona", "add", str(ws))
+    assert again.returncode == 1 and "already added" in again.stderr
+    doc = json.loads(run_cli("persona", "compose", "workspace", "--json").stdout)
+    assert doc["soul"] == "## SOUL.md\n\nI am Claw."
+    gone = run_cli("persona", "remove", "workspace")
+    assert gone.returncode == 0 and "Nothing in that folder was changed" in gone.stdout
+    assert json.loads(run_cli("persona", "list", "--json").stdout) == []
+    assert (ws / "SOUL.md").read_text() == "I am Claw."
+
+
+def test_persona_add_refuses_missing_folders_and_files(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    out = run_cli("persona", "add", str(tmp_path / "nope"))
+    assert out.returncode == 1 and "does not exist" in out.stderr
+    f = tmp_path / "file.md"
+    f.write_text("x")
+    out = run_cli("persona", "add", str(f))
+    assert out.returncode == 1 and "not a folder" in out.stderr
+
+
+def test_persona_remove_never_deletes_an_own_persona_folder(run_cli, app_paths) -> None:  # type: ignore[no-untyped-def]
+    assert run_cli("persona", "new", "Kip").returncode == 0
+    out = run_cli("persona", "remove", "Kip")
+    assert out.returncode == 1 and "never deletes a persona folder" in out.stderr
+    assert (app_paths.personas_dir / "Kip" / "SOUL.md").is_file()
+    assert run_cli("persona", "remove", "Nobody").returncode == 1
+
+
+def test_a_persona_named_folders_does_not_clash_with_added_folders(app_context, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    app_context.personas.create("folders")
+    app_context.settings.set("personas.folders.heartbeat_interval_minutes", 5)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    app_context.personas.add_folder(ws)
+    assert [i.name for i in app_context.personas.list()] == ["folders", "ws"]
+    assert app_context.settings.get("personas.folders.heartbeat_interval_minutes") == 5
+
+
+def test_persona_new_refuses_a_name_differing_only_in_capitals(run_cli) -> None:  # type: ignore[no-untyped-def]
+    assert run_cli("persona", "new", "Kip").returncode == 0
+    out = run_cli("persona", "new", "kip")
+    assert out.returncode == 1 and "only in capitals" in out.stderr
+
+
+def test_persona_list_counts_files_in_plain_words(run_cli, app_paths) -> None:  # type: ignore[no-untyped-def]
+    one = app_paths.personas_dir / "One"
+    one.mkdir(parents=True)
+    (one / "SOUL.md").write_text("x")
+    assert "\t1 file" in run_cli("persona", "list").stdout and "1 files" not in run_cli("persona", "list").stdout

@@ -138,7 +138,7 @@ def test_persona_folder_deleted_and_recreated_keeps_being_watched(app: AppContex
 
 def test_folders_that_do_not_exist_yet_are_watched(app: AppContext, isolated_home: Path) -> None:
     later = isolated_home / "elsewhere" / "deep" / "openclaw-workspace"
-    app.settings.set("personas.folders", [str(later)])
+    app.settings.set("persona_folders.paths", [str(later)])
     drift, events = started(app)  # neither the personas dir nor the added folder exist
     report = drift.watch_report()
     assert report is not None and str(later) in report.waiting
@@ -533,7 +533,7 @@ def test_symlink_inside_a_folder_reached_through_a_linked_parent_is_no_finding(
     (real / "notes" / "soul.md").write_text("kept in a subfolder")
     (real / "SOUL.md").symlink_to(Path("notes") / "soul.md")
     (isolated_home / "linked").symlink_to(isolated_home / "real")
-    app.settings.set("personas.folders", [str(isolated_home / "linked" / "workspace")])
+    app.settings.set("persona_folders.paths", [str(isolated_home / "linked" / "workspace")])
     st = by_file(app.drift.status(), "workspace", "SOUL.md")
     assert st.state == "approved" and st.findings == ()
 
@@ -595,7 +595,7 @@ def test_a_persona_folder_added_in_settings_while_watching_is_watched(app: AppCo
     workspace.mkdir(parents=True)
     (workspace / "SOUL.md").write_text("the workspace soul")
     settings = AppContext().settings  # another process (the CLI, or a hand edit) adds the folder
-    settings.set("personas.folders", [str(workspace)])
+    settings.set("persona_folders.paths", [str(workspace)])
     deadline = time.monotonic() + WAIT
     while time.monotonic() < deadline:  # the new folder is scanned (trusted) and watched
         report = drift.watch_report()

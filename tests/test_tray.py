@@ -74,7 +74,7 @@ def test_persona_item_opens_its_folder(controller, app_context, qtbot) -> None: 
 def test_missing_added_folder_is_shown_disabled(qtbot, app_context, tmp_path) -> None:  # type: ignore[no-untyped-def]
     from hearthside.ui.tray import TrayController
 
-    app_context.settings.set("personas.folders", [str(tmp_path / "gone")])
+    app_context.settings.set("persona_folders.paths", [str(tmp_path / "gone")])
     ctl = TrayController(app_context, opener=lambda p: None)
     act = next(a for a in ctl.menu.actions() if a.text().startswith("gone"))
     assert not act.isEnabled() and "folder missing" in act.text()

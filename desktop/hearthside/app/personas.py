@@ -1,7 +1,9 @@
 """The persona service: which personas exist, composing them, creating a new one from templates.
 
 Personas are the folders under ``<config>/hearthside/personas/`` plus any folder the user added
-(an OpenClaw workspace, a Hermes home) listed in ``settings.toml`` under ``personas.folders``.
+(an OpenClaw workspace, a Hermes home) listed in ``settings.toml`` as ``persona_folders.paths``
+(``hearthside persona add DIR``). The key sits in its own table so it can never collide with the
+per-persona ``[personas.<name>]`` tables, whatever a persona is called.
 The only write this service ever makes into a persona folder is ``create`` of a brand-new one.
 """
 
@@ -42,6 +44,10 @@ class PersonaInfo:
         }
 
 
+#: Where the folders a user added live in settings.toml: ``[persona_folders] paths = [...]``.
+ADDED_FOLDERS_KEY = "persona_folders.paths"
+
+
 class PersonaService:
     """Finds, composes and creates personas; never writes into an existing persona folder."""
 
@@ -50,7 +56,7 @@ class PersonaService:
         self.settings = settings
 
     def added_folders(self) -> list[Path]:
-        raw = self.settings.get("personas.folders", []) or []
+        raw = self.settings.get(ADDED_FOLDERS_KEY, []) or []
         if isinstance(raw, str):  # `folders = "~/ws"`: one folder, not one persona per letter
             raw = [raw]
         if not isinstance(raw, list):
@@ -69,6 +75,38 @@ class PersonaService:
             name = folder.name if folder.name not in found else f"{folder.parent.name}-{folder.name}"
             found.setdefault(name, self._info(name, folder, "added"))
         return [found[k] for k in sorted(found)]
+
+    def add_folder(self, folder: str | os.PathLike[str]) -> PersonaInfo:
+        """Add an existing folder (an OpenClaw workspace, a Hermes home) as a persona.
+
+        Only the setting changes; nothing is created or written in the folder itself.
+        """
+        path = Path(os.path.expanduser(os.fspath(folder))).absolute()
+        problem = folder_problem(path)
+        if problem:
+            raise PersonaError(problem)
+        resolved = path.resolve()
+        if resolved.parent == self.paths.personas_dir.resolve():
+            raise PersonaError(f"{path} is already one of your personas.")
+        current = self.added_folders()
+        if any(p.resolve() == resolved for p in current):
+            raise PersonaError(f"{path} is already added.")
+        self.settings.set(ADDED_FOLDERS_KEY, [str(p) for p in current] + [str(path)])
+        return next(i for i in self.list() if i.path == path)
+
+    def remove_folder(self, name: str) -> Path:
+        """Stop listing an added folder (by persona name or path); its files are left alone."""
+        info = next((i for i in self.list() if i.name == name or str(i.path) == name), None)
+        if info is None:
+            raise PersonaError(f"There is no persona named {name!r}.")
+        if info.source != "added":
+            raise PersonaError(
+                f"{info.name} lives in Hearthside's own persona folder ({info.path}); Hearthside "
+                "never deletes a persona folder. Move or delete it yourself if you mean to."
+            )
+        keep = [str(p) for p in self.added_folders() if p != info.path]
+        self.settings.set(ADDED_FOLDERS_KEY, keep)
+        return info.path
 
     def _info(self, name: str, path: Path, source: str) -> PersonaInfo:
         exists = path.is_dir()
@@ -101,6 +139,11 @@ class PersonaService:
         if reason:
             raise PersonaError(reason)
         target = self.paths.personas_dir / name
+        if any(i.name.casefold() == name.casefold() and i.name != name for i in self.list()):
+            raise PersonaError(
+                f"A persona with a name that differs from {name!r} only in capitals already "
+                "exists; on macOS and Windows they would be the same folder. Choose another name."
+            )
         if os.path.lexists(target):
             raise PersonaError(
                 f"A persona folder already exists at {target}; Hearthside never overwrites it."

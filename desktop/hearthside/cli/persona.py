@@ -1,4 +1,4 @@
-"""``hearthside persona list|new|compose``."""
+"""``hearthside persona list|new|add|remove|compose``."""
 
 from __future__ import annotations
 
@@ -28,7 +28,8 @@ def list_cmd(ctx: click.Context, as_json: bool) -> None:
         click.echo("No personas yet. Create one with: hearthside persona new NAME")
     for i in infos:
         state = "" if i.exists else "  (folder missing)"
-        click.echo(f"{i.name}\t{i.path}\t{len(i.files)} files{state}")
+        count = f"{len(i.files)} file{'' if len(i.files) == 1 else 's'}"
+        click.echo(f"{i.name}\t{i.path}\t{count}{state}")
 
 
 @persona.command("new")
@@ -41,6 +42,31 @@ def new_cmd(ctx: click.Context, name: str) -> None:
     except PersonaError as exc:
         raise HandledError(str(exc)) from exc
     click.echo(f"Created {path}. Open the files in a text editor and make them yours.")
+
+
+@persona.command("add")
+@click.argument("folder", type=click.Path(file_okay=True, dir_okay=True))
+@click.pass_context
+def add_cmd(ctx: click.Context, folder: str) -> None:
+    """Use an existing folder (an OpenClaw workspace, a Hermes home) as a persona, as it is."""
+    try:
+        info = get_app(ctx).personas.add_folder(folder)
+    except PersonaError as exc:
+        raise HandledError(str(exc)) from exc
+    found = ", ".join(info.files) if info.files else "no persona files yet"
+    click.echo(f"Added {info.path} as persona {info.name!r} ({found}). Its files stay as they are.")
+
+
+@persona.command("remove")
+@click.argument("name")
+@click.pass_context
+def remove_cmd(ctx: click.Context, name: str) -> None:
+    """Stop using a folder you added (its files are not touched)."""
+    try:
+        path = get_app(ctx).personas.remove_folder(name)
+    except PersonaError as exc:
+        raise HandledError(str(exc)) from exc
+    click.echo(f"Hearthside no longer uses {path}. Nothing in that folder was changed.")
 
 
 @persona.command("compose")
