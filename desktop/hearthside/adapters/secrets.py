@@ -19,9 +19,9 @@ from ..core.secrets import SECRET_SERVICE, SecretStoreError
 log = logging.getLogger(__name__)
 
 _NO_BACKEND = (
-    "no usable OS keyring was found, so the secret was not stored anywhere: install and start "
-    "a Secret Service (GNOME Keyring or KWallet) on Linux, or use the macOS Keychain / Windows "
-    "Credential Manager; then try again"
+    "no usable OS keyring was found (secrets are kept nowhere else, so none was stored or "
+    "read): install and start a Secret Service (GNOME Keyring or KWallet) on Linux, or use "
+    "the macOS Keychain / Windows Credential Manager; then try again"
 )
 _LOCKED = (
     "the OS keyring is locked (or refused access), so the secret could not be {what}: unlock "
