@@ -16,6 +16,8 @@ import threading
 import urllib.parse
 from collections.abc import Iterable
 
+from .secrets import CREDENTIAL_SHAPES
+
 #: Header names that always carry a secret, lower-case.
 SECRET_HEADER_NAMES = frozenset({"authorization", "proxy-authorization", "cookie", "x-api-key"})
 
@@ -72,11 +74,8 @@ _QUOTED_PAIR_RX = re.compile(
 )
 #: ``name=value`` (env listings, query strings), value up to whitespace or ``&``.
 _ASSIGN_RX = re.compile(r"(?i)(?P<name>\b" + _NAME_WORDS + r")(?P<sep>=)(?P<value>[^\s&\"',;]+)")
-#: Token shapes that are secrets wherever they appear (same families the memory store refuses).
-_TOKEN_SHAPES_RX = re.compile(
-    r"\b(?:sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|xox[abposr]-[A-Za-z0-9-]{10,}"
-    r"|AKIA[0-9A-Z]{16}|eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})"
-)
+#: Token shapes that are secrets wherever they appear (the shapes the memory store refuses).
+_TOKEN_SHAPES_RX = re.compile("|".join(f"(?:{rx.pattern})" for _, rx in CREDENTIAL_SHAPES))
 
 
 #: The password in a URL's user-info (``https://user:password@host/``).

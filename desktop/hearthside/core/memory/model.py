@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from hearthside.core.injection import scan_for_injection
+from hearthside.core.secrets import CREDENTIAL_SHAPES, credential_shape
 
 KEY_RX = re.compile(r"^[a-z][a-z0-9_-]*(/[a-z][a-z0-9_-]*)*$")
 MAX_KEY_BYTES = 128
@@ -35,16 +36,9 @@ STATUS_DELETED = "deleted"
 WRITERS = ("user", "model", "system")
 ORIGINS = ("explicit", "learning", "consolidation", "imported", "undo")
 
-#: Shapes of credentials a persona must never be asked to remember (contract section 6).
-SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("an OpenAI-style API key (sk-...)", re.compile(r"(?<![A-Za-z0-9])sk-[A-Za-z0-9_-]{16,}")),
-    ("a GitHub token", re.compile(r"(?<![A-Za-z0-9])(gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})")),
-    ("a Slack token (xox.-)", re.compile(r"(?<![A-Za-z0-9])xox[abprs]-[A-Za-z0-9-]{10,}")),
-    ("an AWS access key (AKIA...)", re.compile(r"(?<![A-Z0-9])(AKIA|ASIA)[0-9A-Z]{16}(?![A-Z0-9])")),
-    ("a JSON Web Token", re.compile(r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
-    ("a PEM private key", re.compile(r"-----BEGIN ([A-Z0-9]+ )*PRIVATE KEY-----")),
-    ("a Google API key (AIza...)", re.compile(r"(?<![A-Za-z0-9])AIza[0-9A-Za-z_-]{35}")),
-)
+#: Shapes of credentials a persona must never be asked to remember (contract section 6); the
+#: same list the redactor masks, so the two can never disagree.
+SECRET_PATTERNS = CREDENTIAL_SHAPES
 
 
 class MemoryStoreError(Exception):
@@ -168,12 +162,8 @@ def validate_key(key: str) -> None:
         raise InvalidKeyError(f"memory key is {len(key)} bytes; keys are at most {MAX_KEY_BYTES} bytes.")
 
 
-def secret_shape(text: str) -> str:
-    """Name the credential shape found in ``text``, or "" when none."""
-    for label, rx in SECRET_PATTERNS:
-        if rx.search(text):
-            return label
-    return ""
+#: Name the credential shape found in a text, or "" when none (shared with the redactor).
+secret_shape = credential_shape
 
 
 def validate_value(value: str, description: str, key: str = "") -> None:
