@@ -370,24 +370,9 @@ class DriftService:
                     self.scan_unit(unit)  # spend first-use trust before approving
                     names = [only] if only else self.file_names(unit)
                     for name in names:
-                        reading = self._read(unit, name)
-                        path = str(unit.soul_file or unit.root / name)
-                        if not reading.exists:
-                            if name in self.store.files(unit.key) or self.store.load(unit.key, name)[1]:
-                                self.store.remove(unit.key, name)
-                                done.append(FileStatus(unit.persona, name, path, MISSING, "", "", (), "removal approved"))
-                            continue
-                        if reading.body is None:
-                            refused.append(FileStatus(unit.persona, name, path, REJECTED, "", "",
-                                                      reading.findings, reading.reason))
-                            continue
-                        current, damage = self.store.load(unit.key, name)
-                        if (current is not None and not damage and current.sha256 == reading.sha256
-                                and not self.store.in_memory_only(unit.key, name)):
-                            continue  # already approved as it is
-                        self.store.save(unit.key, name, Baseline.of(reading, time.time()), remember_on_failure=False)
-                        done.append(FileStatus(unit.persona, name, path, APPROVED, reading.sha256,
-                                               reading.sha256, reading.findings, "approved"))
+                        st = self._approve_file(unit, name)
+                        if st is not None:
+                            (refused if st.state == REJECTED else done).append(st)
                     self.store.mark_scanned(unit.key, {"root": str(unit.root), "persona": unit.persona})
             except BaselineWriteError as exc:
                 raise DriftError(str(exc)) from exc
@@ -399,6 +384,26 @@ class DriftService:
         for st in done:  # announced outside the lock: a subscriber may call back into us
             self.live.note_state(st)
         return done + refused
+
+    def _approve_file(self, unit: Unit, name: str) -> FileStatus | None:
+        """Make one file's current content its baseline (or approve its removal); ``None`` when
+        there is nothing to do. A file that cannot be used comes back ``rejected``, unsaved."""
+        reading = self._read(unit, name)
+        path = str(unit.soul_file or unit.root / name)
+        if not reading.exists:
+            if name in self.store.files(unit.key) or self.store.load(unit.key, name)[1]:
+                self.store.remove(unit.key, name)
+                return FileStatus(unit.persona, name, path, MISSING, "", "", (), "removal approved")
+            return None
+        if reading.body is None:
+            return FileStatus(unit.persona, name, path, REJECTED, "", "", reading.findings, reading.reason)
+        current, damage = self.store.load(unit.key, name)
+        if (current is not None and not damage and current.sha256 == reading.sha256
+                and not self.store.in_memory_only(unit.key, name)):
+            return None  # already approved as it is
+        self.store.save(unit.key, name, Baseline.of(reading, time.time()), remember_on_failure=False)
+        return FileStatus(unit.persona, name, path, APPROVED, reading.sha256,
+                          reading.sha256, reading.findings, "approved")
 
     def diff(self, path: str) -> str:
         """A unified diff from the approved copy to the current content of one file."""

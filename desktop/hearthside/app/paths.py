@@ -6,7 +6,6 @@ tests can point all of them at temporary folders by setting ``HOME`` and the ``X
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -99,12 +98,3 @@ def ensure_dir(path: Path) -> Path:
     """Create an app-owned folder (never a persona folder) with private permissions."""
     path.mkdir(parents=True, exist_ok=True, mode=0o700)
     return path
-
-
-def is_inside(path: str | os.PathLike[str], folder: str | os.PathLike[str]) -> bool:
-    """True when ``path`` is ``folder`` or below it, after resolving links."""
-    try:
-        Path(path).resolve().relative_to(Path(folder).resolve())
-        return True
-    except ValueError:
-        return False

@@ -1,9 +1,11 @@
-"""Helpers every command module shares: the app context, JSON output, handled errors."""
+"""Helpers every command module shares: the app context, JSON output, handled errors, secret entry."""
 
 from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cached_property
 from typing import Any
 
@@ -34,7 +36,20 @@ class State:
         return AppContext(safe_mode=True if self.safe_mode else None)
 
 
+@contextmanager
+def handled(*errors: type[Exception]) -> Iterator[None]:
+    """Turn the listed exceptions into a :class:`HandledError` carrying their message.
+
+    The original stays the ``__cause__``, so a caller can still tell which failure it was.
+    """
+    try:
+        yield
+    except errors as exc:
+        raise HandledError(str(exc)) from exc
+
+
 def get_app(ctx: click.Context) -> AppContext:
+    """The app context of this invocation: one per run, shared by the group and its commands."""
     root = ctx.find_root()
     if not isinstance(root.obj, State):
         root.obj = State()
@@ -45,10 +60,8 @@ def require_persona(app: AppContext, persona: str) -> Any:
     """The persona's info, or a handled one-line failure naming what to do."""
     from ..app.personas import PersonaError
 
-    try:
+    with handled(PersonaError):
         return app.personas.get(persona)
-    except PersonaError as exc:
-        raise HandledError(str(exc)) from exc
 
 
 def emit_json(doc: Any) -> None:
@@ -56,6 +69,33 @@ def emit_json(doc: Any) -> None:
     from ..core.redact import redact_obj
 
     sys.stdout.write(json.dumps(redact_obj(doc), indent=2, ensure_ascii=False, sort_keys=False) + "\n")
+
+
+def read_secret(label: str) -> str:
+    """One secret from a hidden prompt, or one line from stdin when it is not a terminal."""
+    if sys.stdin is not None and sys.stdin.isatty():
+        value = click.prompt(label, hide_input=True, prompt_suffix=": ", show_default=False)
+    else:
+        line = sys.stdin.readline() if sys.stdin is not None else ""
+        value = line.removesuffix("\n")
+        value = value.removesuffix("\r")
+    if not value:
+        raise HandledError(f"no value was given for {label}; nothing was stored")
+    from ..core.redact import register_secret
+
+    register_secret(value)
+    return str(value)
+
+
+def refuse_pasted_secret(pasted: tuple[str, ...]) -> None:
+    """Refuse a secret typed as an extra argument without echoing it back (click's own "unexpected
+    extra argument" error would print it)."""
+    if pasted:
+        raise click.UsageError(
+            "secrets are never taken from the command line, where they stay in your shell "
+            "history: run the command without the value and type it at the prompt (or pipe it "
+            "on stdin)"
+        )
 
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")

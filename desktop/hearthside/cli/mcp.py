@@ -7,7 +7,6 @@ other user's ``ps`` output. After entry a secret is only ever shown masked.
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import click
@@ -19,42 +18,12 @@ from ..core.mcpconfig import (
     check_header,
     validate_server,
 )
-from ..core.redact import MASK, is_secret_name, mask, redact, register_secret
+from ..core.redact import MASK, is_secret_name, mask, redact
 from ..core.secrets import SecretStoreError
-from .common import HandledError, emit_json, get_app, json_option
+from .common import HandledError, emit_json, get_app, json_option, read_secret, refuse_pasted_secret
 
 #: How long ``tools`` / ``test`` wait for a server beyond its own timeouts.
 _GRACE = 15.0
-
-
-def _setup(ctx: click.Context) -> Any:
-    """The app context; logging (redacting, with crash hooks) was set up when ``hearthside`` started."""
-    return get_app(ctx)
-
-
-def read_secret(label: str) -> str:
-    """One secret from a hidden prompt, or one line from stdin when it is not a terminal."""
-    if sys.stdin is not None and sys.stdin.isatty():
-        value = click.prompt(label, hide_input=True, prompt_suffix=": ", show_default=False)
-    else:
-        line = sys.stdin.readline() if sys.stdin is not None else ""
-        value = line.removesuffix("\n")
-        value = value.removesuffix("\r")
-    if not value:
-        raise HandledError(f"no value was given for {label}; nothing was stored")
-    register_secret(value)
-    return str(value)
-
-
-def refuse_pasted_secret(pasted: tuple[str, ...]) -> None:
-    """Refuse a secret typed as an extra argument without echoing it back (click's own "unexpected
-    extra argument" error would print it)."""
-    if pasted:
-        raise click.UsageError(
-            "secrets are never taken from the command line, where they stay in your shell "
-            "history: run the command without the value and type it at the prompt (or pipe it "
-            "on stdin)"
-        )
 
 
 def _pairs(items: tuple[str, ...], what: str) -> dict[str, str]:
@@ -78,10 +47,6 @@ def _echo(message: str, err: bool = False) -> None:
     click.echo(redact(message), err=err)
 
 
-def _fail(exc: Exception) -> HandledError:
-    return HandledError(str(exc))
-
-
 @click.group()
 def mcp() -> None:
     """Connect MCP servers (tools for your personas); their secrets live in the OS keyring."""
@@ -92,7 +57,7 @@ def mcp() -> None:
 @click.pass_context
 def list_cmd(ctx: click.Context, as_json: bool) -> None:
     """Show configured and pack-contributed servers and which secrets are set."""
-    app = _setup(ctx)
+    app = get_app(ctx)
     svc = app.mcp
     entries = svc.entries()
     docs = []
@@ -138,7 +103,7 @@ def _connect_one(app: Any, name: str) -> tuple[Any, list[Any]]:
     try:
         cfg = app.mcp.get(name)
     except McpConfigError as exc:
-        raise _fail(exc) from None
+        raise HandledError(str(exc)) from None
     return app.runtime.run(app.mcp.test(name), timeout=cfg.timeout * 3 + _GRACE)  # type: ignore[no-any-return]
 
 
@@ -153,7 +118,7 @@ def _not_connected(name: str, status: Any) -> HandledError:
 @click.pass_context
 def tools_cmd(ctx: click.Context, name: str, as_json: bool) -> None:
     """Connect to server NAME and list its tools."""
-    app = _setup(ctx)
+    app = get_app(ctx)
     status, tools = _connect_one(app, name)
     if status.state != "connected":
         raise _not_connected(name, status)
@@ -174,7 +139,7 @@ def tools_cmd(ctx: click.Context, name: str, as_json: bool) -> None:
 @click.pass_context
 def test_cmd(ctx: click.Context, name: str, as_json: bool) -> None:
     """Connect to server NAME once and report whether it works."""
-    app = _setup(ctx)
+    app = get_app(ctx)
     status, tools = _connect_one(app, name)
     if as_json:
         emit_json(status.as_dict())
@@ -212,7 +177,7 @@ def add_cmd(ctx: click.Context, name: str, url: str | None, command: str | None,
 
     Put program arguments after '--', e.g. hearthside mcp add files --command npx -- -y server.
     """
-    app = _setup(ctx)
+    app = get_app(ctx)
     if bool(url) == bool(command):
         raise click.UsageError("give exactly one of --url (HTTP server) or --command (stdio server)")
     if url and (envs or secret_envs or args or cwd):
@@ -249,7 +214,7 @@ def add_cmd(ctx: click.Context, name: str, url: str | None, command: str | None,
             secrets[k] = value
         app.mcp.add(cfg, secrets)
     except McpConfigError as exc:
-        raise _fail(exc) from None
+        raise HandledError(str(exc)) from None
     except SecretStoreError as exc:
         raise HandledError(f"{name} was added, but its secret could not be stored: {exc}") from None
     _echo(f"added MCP server {name}")
@@ -263,11 +228,11 @@ def add_cmd(ctx: click.Context, name: str, url: str | None, command: str | None,
 @click.pass_context
 def import_cmd(ctx: click.Context, file: str, as_json: bool) -> None:
     """Import servers from a Claude Desktop, Cursor or VS Code MCP file (the file is not changed)."""
-    app = _setup(ctx)
+    app = get_app(ctx)
     try:
         rep = app.mcp.import_file(file)
     except McpConfigError as exc:
-        raise _fail(exc) from None
+        raise HandledError(str(exc)) from None
     if as_json:
         emit_json({"added": list(rep.added), "secrets_moved": rep.secrets_moved,
                    "missing": [{"server": s, "key": k} for s, k in rep.missing],
@@ -289,11 +254,11 @@ def import_cmd(ctx: click.Context, file: str, as_json: bool) -> None:
 @click.pass_context
 def remove_cmd(ctx: click.Context, name: str) -> None:
     """Remove server NAME and delete its secrets from the keyring."""
-    app = _setup(ctx)
+    app = get_app(ctx)
     try:
         app.mcp.remove(name)
     except McpConfigError as exc:
-        raise _fail(exc) from None
+        raise HandledError(str(exc)) from None
     except SecretStoreError as exc:
         raise HandledError(f"{name} was removed, but its secrets could not be deleted from the keyring: {exc}") from None
     _echo(f"removed MCP server {name}")
@@ -307,16 +272,14 @@ def remove_cmd(ctx: click.Context, name: str) -> None:
 def set_secret_cmd(ctx: click.Context, name: str, header: str, pasted: tuple[str, ...]) -> None:
     """Enter (or replace) the secret HEADER (or env variable) of server NAME."""
     refuse_pasted_secret(pasted)
-    app = _setup(ctx)
+    app = get_app(ctx)
     try:
         cfg = app.mcp.get(name)
         if cfg.transport == "http" and not header.startswith("?"):
             check_header(header, "")
         value = read_secret(f"{name} {header}")
         app.mcp.set_secret(name, header, value)
-    except McpConfigError as exc:
-        raise _fail(exc) from None
-    except SecretStoreError as exc:
+    except (McpConfigError, SecretStoreError) as exc:
         raise HandledError(str(exc)) from None
     _echo(f"{name} {header}: {mask(value)} (stored in the OS keyring)")
 
@@ -339,7 +302,7 @@ def disable_cmd(ctx: click.Context, name: str) -> None:
 
 def _switch(ctx: click.Context, name: str, on: bool) -> None:
     try:
-        _setup(ctx).mcp.set_enabled(name, on)
+        get_app(ctx).mcp.set_enabled(name, on)
     except McpConfigError as exc:
-        raise _fail(exc) from None
+        raise HandledError(str(exc)) from None
     _echo(f"MCP server {name} is now {'enabled' if on else 'disabled'}")

@@ -9,7 +9,7 @@ import click
 
 from ..core.memory import MemoryStoreError
 from ..core.memory.model import VersionConflictError
-from .common import HandledError, emit_json, get_app, json_option, require_persona
+from .common import HandledError, emit_json, get_app, handled, json_option, require_persona
 
 persona_option = click.option("--persona", "persona", required=True, help="The persona whose memory to use.")
 
@@ -17,21 +17,12 @@ persona_option = click.option("--persona", "persona", required=True, help="The p
 def _store(ctx: click.Context, persona: str) -> Any:
     app = get_app(ctx)
     require_persona(app, persona)
-    try:
+    with handled(ValueError):
         return app.memory.store(persona)
-    except ValueError as exc:
-        raise HandledError(str(exc)) from exc
 
 
 def _day(ts: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(ts)) if ts else ""
-
-
-def _guard(fn: Any) -> Any:
-    try:
-        return fn()
-    except MemoryStoreError as exc:
-        raise HandledError(str(exc)) from exc
 
 
 @click.group()
@@ -46,7 +37,8 @@ def memory() -> None:
 @click.pass_context
 def list_cmd(ctx: click.Context, persona: str, prefix: str, as_json: bool) -> None:
     """List memories with their values."""
-    entries = _guard(lambda: _store(ctx, persona).list(prefix))
+    with handled(MemoryStoreError):
+        entries = _store(ctx, persona).list(prefix)
     if as_json:
         emit_json([e.as_dict() for e in entries])
         return
@@ -66,7 +58,8 @@ def list_cmd(ctx: click.Context, persona: str, prefix: str, as_json: bool) -> No
 @click.pass_context
 def search_cmd(ctx: click.Context, persona: str, query: str, limit: int, as_json: bool) -> None:
     """Search memories by words (best first)."""
-    hits = _guard(lambda: _store(ctx, persona).search(query, limit))
+    with handled(MemoryStoreError):
+        hits = _store(ctx, persona).search(query, limit)
     if as_json:
         emit_json([e.as_dict(with_value=False) for e in hits])
         return
@@ -83,7 +76,8 @@ def search_cmd(ctx: click.Context, persona: str, query: str, limit: int, as_json
 @click.pass_context
 def inspect_cmd(ctx: click.Context, persona: str, key: str, as_json: bool) -> None:
     """Show a memory's current version and its history."""
-    rec = _guard(lambda: _store(ctx, persona).inspect(key))
+    with handled(MemoryStoreError):
+        rec = _store(ctx, persona).inspect(key)
     if rec is None:
         raise HandledError(f"{persona} has no memory {key!r}. See 'hearthside memory list --persona {persona}'.")
     if as_json:
@@ -108,7 +102,8 @@ def remember_cmd(ctx: click.Context, persona: str, key: str, value: str, descrip
     if not value.strip():
         raise HandledError(f"the value for {key!r} is empty; to remove a memory, use "
                            f"'hearthside memory forget {key} --persona {persona} --version ...'.")
-    rec = _guard(lambda: _store(ctx, persona).remember(key, value, description, writer="user"))
+    with handled(MemoryStoreError):
+        rec = _store(ctx, persona).remember(key, value, description, writer="user")
     if as_json:
         emit_json(rec.current.as_dict())
     else:
@@ -124,13 +119,14 @@ def remember_cmd(ctx: click.Context, persona: str, key: str, value: str, descrip
 def forget_cmd(ctx: click.Context, persona: str, key: str, version: str, as_json: bool) -> None:
     """Forget a memory (it stays in history and can be undone)."""
     try:
-        rec = _guard(lambda: _store(ctx, persona).forget(key, version))
-    except HandledError as exc:
+        rec = _store(ctx, persona).forget(key, version)
+    except VersionConflictError as exc:
         # No current value (never saved, or already forgotten): "current is 'none'" explains nothing.
-        if isinstance(exc.__cause__, VersionConflictError) and not exc.__cause__.actual:
-            rec = None
-        else:
-            raise
+        if exc.actual:
+            raise HandledError(str(exc)) from exc
+        rec = None
+    except MemoryStoreError as exc:
+        raise HandledError(str(exc)) from exc
     if rec is None:
         raise HandledError(f"{persona} has no current memory {key!r} to forget "
                            f"(see 'hearthside memory inspect {key} --persona {persona}').")
@@ -149,7 +145,8 @@ def forget_cmd(ctx: click.Context, persona: str, key: str, version: str, as_json
 @click.pass_context
 def undo_cmd(ctx: click.Context, persona: str, key: str, version: str, as_json: bool) -> None:
     """Undo the latest change to a memory."""
-    rec = _guard(lambda: _store(ctx, persona).undo(key, version))
+    with handled(MemoryStoreError):
+        rec = _store(ctx, persona).undo(key, version)
     if as_json:
         emit_json(rec.as_dict())
     else:
@@ -162,7 +159,8 @@ def undo_cmd(ctx: click.Context, persona: str, key: str, version: str, as_json: 
 @click.pass_context
 def repair_cmd(ctx: click.Context, persona: str) -> None:
     """Move a damaged memory file aside (kept) so the persona can learn again."""
-    moved = _guard(lambda: _store(ctx, persona).repair())
+    with handled(MemoryStoreError):
+        moved = _store(ctx, persona).repair()
     if moved is None:
         click.echo(f"{persona}'s memory file is fine; nothing to repair.")
     else:

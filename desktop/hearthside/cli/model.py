@@ -8,7 +8,15 @@ import click
 
 from ..adapters.model_client import API_KEY_REF, ModelNotConfigured, probe_local, resolve_config
 from ..core.secrets import SecretStoreError
-from .common import HandledError, emit_json, get_app, json_option
+from .common import (
+    HandledError,
+    emit_json,
+    get_app,
+    handled,
+    json_option,
+    read_secret,
+    refuse_pasted_secret,
+)
 
 
 @click.group()
@@ -23,13 +31,8 @@ def show_cmd(ctx: click.Context, as_json: bool) -> None:
     """Show the model in use and where each part comes from (the key is never shown)."""
     app = get_app(ctx)
     env_key = bool(os.environ.get("HEARTHSIDE_MODEL_API_KEY"))
-    try:
-        secrets = None if env_key else app.secrets
-        cfg = resolve_config(app.settings, secrets)
-    except ModelNotConfigured as exc:
-        raise HandledError(str(exc)) from exc
-    except SecretStoreError as exc:
-        raise HandledError(str(exc)) from exc
+    with handled(ModelNotConfigured, SecretStoreError):
+        cfg = resolve_config(app.settings, None if env_key else app.secrets)
     doc = {
         "base_url": cfg.base_url, "model": cfg.model, "api_key": bool(cfg.api_key),
         "source": "environment" if os.environ.get("HEARTHSIDE_MODEL_BASE_URL") else "settings",
@@ -67,16 +70,10 @@ def use_cmd(ctx: click.Context, base_url: str, name: str) -> None:
 @click.pass_context
 def set_key_cmd(ctx: click.Context, pasted: tuple[str, ...]) -> None:
     """Store the API key in the keyring (typed at a hidden prompt, or one line on stdin)."""
-    from .mcp import read_secret, refuse_pasted_secret
-
     refuse_pasted_secret(pasted)
-    value = read_secret("API key")
-    if not value:
-        raise HandledError("no key was given; nothing was stored.")
-    try:
+    value = read_secret("API key")  # never empty: it refuses an empty line itself
+    with handled(SecretStoreError):
         get_app(ctx).secrets.set(API_KEY_REF, value)
-    except SecretStoreError as exc:
-        raise HandledError(str(exc)) from exc
     click.echo("The API key is stored in the keyring.")
 
 
@@ -85,13 +82,11 @@ def set_key_cmd(ctx: click.Context, pasted: tuple[str, ...]) -> None:
 def forget_key_cmd(ctx: click.Context) -> None:
     """Remove the API key from the keyring."""
     secrets = get_app(ctx).secrets
-    try:
+    with handled(SecretStoreError):
         if secrets.get(API_KEY_REF) is None:
             click.echo("No API key is stored in the keyring; nothing to remove.")
             return
         secrets.delete(API_KEY_REF)
-    except SecretStoreError as exc:
-        raise HandledError(str(exc)) from exc
     click.echo("The API key was removed from the keyring.")
 
 

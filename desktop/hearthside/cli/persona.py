@@ -7,7 +7,7 @@ import os
 import click
 
 from ..app.personas import PersonaError
-from .common import HandledError, emit_json, get_app, json_option
+from .common import emit_json, get_app, handled, json_option
 
 
 @click.group()
@@ -37,10 +37,8 @@ def list_cmd(ctx: click.Context, as_json: bool) -> None:
 @click.pass_context
 def new_cmd(ctx: click.Context, name: str) -> None:
     """Create a new persona folder from the starter templates (never overwrites)."""
-    try:
+    with handled(PersonaError):
         path = get_app(ctx).personas.create(name)
-    except PersonaError as exc:
-        raise HandledError(str(exc)) from exc
     click.echo(f"Created {path}. Open the files in a text editor and make them yours.")
 
 
@@ -49,10 +47,8 @@ def new_cmd(ctx: click.Context, name: str) -> None:
 @click.pass_context
 def add_cmd(ctx: click.Context, folder: str) -> None:
     """Use an existing folder (an OpenClaw workspace, a Hermes home) as a persona, as it is."""
-    try:
+    with handled(PersonaError):
         info = get_app(ctx).personas.add_folder(folder)
-    except PersonaError as exc:
-        raise HandledError(str(exc)) from exc
     found = ", ".join(info.files) if info.files else "no persona files yet"
     click.echo(f"Added {info.path} as persona {info.name!r} ({found}). Its files stay as they are.")
 
@@ -62,10 +58,8 @@ def add_cmd(ctx: click.Context, folder: str) -> None:
 @click.pass_context
 def remove_cmd(ctx: click.Context, name: str) -> None:
     """Stop using a folder you added (its files are not touched)."""
-    try:
+    with handled(PersonaError):
         path = get_app(ctx).personas.remove_folder(name)
-    except PersonaError as exc:
-        raise HandledError(str(exc)) from exc
     click.echo(f"Hearthside no longer uses {path}. Nothing in that folder was changed.")
 
 
@@ -82,10 +76,8 @@ def compose_cmd(ctx: click.Context, directory: str, as_json: bool) -> None:
             directory = str(app.personas.get(directory).path)
         except PersonaError:
             pass
-    try:
+    with handled(PersonaError):
         comp = app.personas.compose(directory)
-    except PersonaError as exc:
-        raise HandledError(str(exc)) from exc
     for name, reason in comp.skipped.items():
         click.echo(f"note: {name} was skipped: {reason}", err=True)
     for name, finding in comp.findings.items():

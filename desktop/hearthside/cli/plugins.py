@@ -6,7 +6,7 @@ import os
 
 import click
 
-from .common import HandledError, emit_json, get_app, json_option
+from .common import HandledError, emit_json, get_app, json_option, require_persona
 
 wait_option = click.option(
     "--wait", type=click.FloatRange(min=0), default=0.0, show_default=True,
@@ -191,14 +191,7 @@ def allow_skill_cmd(ctx: click.Context, name: str) -> None:
 def skills_cmd(ctx: click.Context, persona: str | None, as_json: bool) -> None:
     """List the skills a session would see, and skills that were skipped and why."""
     app = get_app(ctx)
-    folder = None
-    if persona:
-        from ..app.personas import PersonaError
-
-        try:
-            folder = app.personas.get(persona).path
-        except PersonaError as exc:
-            raise HandledError(str(exc)) from None
+    folder = require_persona(app, persona).path if persona else None
     cat = app.plugins.skill_catalog(folder)
     metas = cat.list()
     diags = cat.diagnostics()

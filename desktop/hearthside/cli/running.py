@@ -52,6 +52,6 @@ def model_or_offer(app: Any, interactive: bool) -> Any:
             app.settings.set("model.name", model)
             return app.sessions.model()
         raise HandledError(
-            f"No model is configured. Found {pick['label']} at {pick['base_url']} (models: {', '.join(usable[0]['models'][:5])}); "
+            f"No model is configured. Found {pick['label']} at {pick['base_url']} (models: {', '.join(pick['models'][:5])}); "
             f"use it with: hearthside model use {pick['base_url']} {model}"
         ) from exc

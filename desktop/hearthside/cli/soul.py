@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from ..core.soul import SoulStore
-from .common import HandledError, emit_json, get_app, json_option
+from .common import emit_json, get_app, handled, json_option
 
 if TYPE_CHECKING:
     from ..app.drift import DriftService
@@ -91,10 +91,8 @@ def approve_cmd(ctx: click.Context, paths: tuple[str, ...]) -> None:
     """Approve the current content: one file, one persona (its folder or name), or all."""
     from ..app.drift import DriftError
 
-    try:
+    with handled(DriftError):
         done = _drift(ctx).approve(list(paths) or None)
-    except DriftError as exc:
-        raise HandledError(str(exc)) from exc
     approved = [s for s in done if s.state != "rejected"]
     for s in approved:
         click.echo(f"{s.reason}: {s.path}")
@@ -114,10 +112,8 @@ def diff_cmd(ctx: click.Context, path: str) -> None:
     """Show what changed in a file since you approved it (a unified diff)."""
     from ..app.drift import DriftError
 
-    try:
+    with handled(DriftError):
         text = _drift(ctx).diff(path)
-    except DriftError as exc:
-        raise HandledError(str(exc)) from exc
     click.echo(text if text else "No changes since you approved it.", nl=not text.endswith("\n"))
 
 

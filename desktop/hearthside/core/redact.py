@@ -14,7 +14,6 @@ import base64
 import re
 import threading
 import urllib.parse
-from collections.abc import Iterable
 
 from .secrets import CREDENTIAL_SHAPES
 
@@ -103,10 +102,6 @@ class Redactor:
             self._forms |= new
             self._ordered = tuple(sorted(self._forms, key=len, reverse=True))
             self._rx = re.compile("|".join(re.escape(f) for f in self._ordered))
-
-    def add_all(self, values: Iterable[str | None]) -> None:
-        for v in values:
-            self.add(v)
 
     def known(self) -> int:
         """How many forms are remembered (for diagnostics; never the forms themselves)."""

@@ -374,11 +374,6 @@ class PackHost:
             report.contributes["skills"] = [d.meta.name for d in src.docs()]
             report.warnings.extend(f"skill {d.skill!r} skipped: {d.reason}" for d in src.diagnostics)
 
-    # -- views -----------------------------------------------------------------------------
-
-    def ok_reports(self) -> list[PackReport]:
-        return [r for r in self.reports.values() if r.status == "ok"]
-
 
 class _Register:
     """The ``register`` callback handed to one hook of one pack: validates and stages."""

@@ -11,7 +11,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QEvent, QUrl
+from PySide6.QtCore import QEvent, Qt, QUrl
 from PySide6.QtGui import QAction, QDesktopServices
 from PySide6.QtWidgets import (
     QApplication,
@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..app.context import AppContext
+from ..app.personas import PersonaInfo
 from .icon import hearth_icon
 
 Opener = Callable[[Path], None]
@@ -34,6 +35,11 @@ Opener = Callable[[Path], None]
 def open_in_file_manager(path: Path) -> None:
     """Show ``path`` in the desktop's file manager."""
     QDesktopServices.openUrl(QUrl.fromLocalFile(str(path)))
+
+
+def persona_label(info: PersonaInfo) -> str:
+    """A persona as the tray and the window list it: its name, and whether its folder is gone."""
+    return info.name if info.exists else f"{info.name} (folder missing)"
 
 
 class TrayController:
@@ -70,8 +76,7 @@ class TrayController:
         title.setEnabled(False)
         self.menu.addAction(title)
         for info in personas:
-            label = info.name if info.exists else f"{info.name} (folder missing)"
-            act = QAction(label, self.menu)
+            act = QAction(persona_label(info), self.menu)
             act.setEnabled(info.exists)
             act.triggered.connect(lambda _=False, p=info.path: self.open_persona(p))
             self.menu.addAction(act)
@@ -129,12 +134,12 @@ class FallbackWindow(QWidget):
     def refresh(self) -> None:
         self.list.clear()
         for info in self.controller.app.personas.list():
-            item = QListWidgetItem(info.name if info.exists else f"{info.name} (folder missing)")
-            item.setData(256, str(info.path))
+            item = QListWidgetItem(persona_label(info))
+            item.setData(Qt.ItemDataRole.UserRole, str(info.path))
             self.list.addItem(item)
 
     def _open_item(self, item: QListWidgetItem) -> None:
-        self.controller.open_persona(Path(item.data(256)))
+        self.controller.open_persona(Path(item.data(Qt.ItemDataRole.UserRole)))
 
 
 def display_problem() -> str:
