@@ -71,6 +71,30 @@ def test_import_of_malformed_json_names_line_and_column_and_imports_nothing(  # 
     assert not mcp_json(isolated_home).exists()
 
 
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "directory", "binary"])
+def test_import_of_something_that_is_not_a_config_file_fails_fast(  # type: ignore[no-untyped-def]
+    run_cli, isolated_home: Path, tmp_path: Path, kind: str
+) -> None:
+    import os
+
+    target = tmp_path / "mcp.json"
+    if kind == "fifo":
+        os.mkfifo(target)
+    elif kind == "directory":
+        target.mkdir()
+    elif kind == "binary":
+        target.write_bytes(b'{"mcpServers": {"\xff": {}}}')
+    else:
+        target = Path("/dev/zero")
+    proc = run_cli("mcp", "import", str(target), timeout=60)
+    # A directory is caught by the argument parser itself (bad usage, exit 2).
+    assert proc.returncode == (2 if kind == "directory" else 1), proc.stderr
+    reason = {"fifo": "named pipe", "dev-zero": "character device", "directory": "is a directory",
+              "binary": "not UTF-8"}[kind]
+    assert reason in proc.stderr and "Traceback" not in proc.stderr
+    assert not mcp_json(isolated_home).exists()
+
+
 @pytest.mark.parametrize(
     "servers,message",
     [

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ..adapters.atomicfile import keep_backup, write_atomic
+from ..core.boundedread import read_bounded
 from ..core.mcpconfig import (
     McpConfig,
     McpConfigError,
@@ -81,6 +82,10 @@ def _locked(method: F) -> F:
             return method(self, *args, **kwargs)
 
     return wrapper  # type: ignore[return-value]
+
+
+#: An MCP host configuration is a few KiB; anything past this is not one.
+MAX_IMPORT_BYTES = 4 * 1024 * 1024
 
 
 class McpService:
@@ -227,10 +232,17 @@ class McpService:
         """Import a Claude Desktop / Cursor / VS Code file. All or nothing for the config: a bad
         file or a name clash imports nothing. The file itself is left as it is."""
         p = Path(path)
+        got = read_bounded(p, MAX_IMPORT_BYTES)  # never blocks on a FIFO or reads /dev/zero whole
+        if got.data is None:
+            raise McpConfigError(f"cannot read {p}: {got.reason}")
+        if got.over_cap:
+            raise McpConfigError(
+                f"{p} is larger than {MAX_IMPORT_BYTES // (1024 * 1024)} MiB; that is not an MCP "
+                "configuration file, so nothing was imported")
         try:
-            text = p.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise McpConfigError(f"cannot read {p}: {exc.strerror or exc}") from None
+            text = got.data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise McpConfigError(f"{p} is not UTF-8 text (bad byte at offset {exc.start})") from None
         parsed = parse_host_config(text, what=str(p))
         current = self.load()
         new = current
