@@ -7,6 +7,7 @@ reach a display, and a diagnostic command must never die of the thing it diagnos
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import platform
@@ -47,7 +48,17 @@ print(json.dumps(out))
 
 
 def probe_qt(timeout: float = 20.0) -> dict[str, object]:
-    """Ask a child Python what Qt sees: platform plugin, tray, notification balloons."""
+    """Ask a child Python what Qt sees: platform plugin, tray, notification balloons.
+
+    Three checks read the answer; it is cached per display setting so one doctor run starts
+    Qt once, and a changed DISPLAY or QT_QPA_PLATFORM still gets a fresh look.
+    """
+    key = tuple(os.environ.get(k, "") for k in ("QT_QPA_PLATFORM", "DISPLAY", "WAYLAND_DISPLAY"))
+    return dict(_probe_qt_for(key, timeout))
+
+
+@functools.lru_cache(maxsize=8)
+def _probe_qt_for(display: tuple[str, ...], timeout: float) -> dict[str, object]:
     env = dict(os.environ)
     if sys.platform.startswith("linux") and not env.get("QT_QPA_PLATFORM"):
         if not (env.get("DISPLAY") or env.get("WAYLAND_DISPLAY")):
@@ -168,23 +179,10 @@ CHECKS: list[Callable[[AppContext], Check]] = [
 
 def run_checks(app: AppContext) -> list[Check]:
     """Run every check; a check that raises becomes a ``fail`` line, never a traceback."""
-    cache: dict[str, object] = {}
-    global probe_qt
-    real_probe = probe_qt
-
-    def cached_probe(timeout: float = 20.0) -> dict[str, object]:
-        if "qt" not in cache:
-            cache["qt"] = real_probe(timeout)
-        return dict(cache["qt"])  # type: ignore[arg-type]
-
-    probe_qt = cached_probe  # type: ignore[assignment]
-    try:
-        results = []
-        for check in CHECKS:
-            try:
-                results.append(check(app))
-            except Exception as exc:  # noqa: BLE001 - report, never crash
-                results.append(Check(check.__name__.removeprefix("check_"), "fail", f"{exc}"))
-        return results
-    finally:
-        probe_qt = real_probe  # type: ignore[assignment]
+    results = []
+    for check in CHECKS:
+        try:
+            results.append(check(app))
+        except Exception as exc:  # noqa: BLE001 - report, never crash
+            results.append(Check(check.__name__.removeprefix("check_"), "fail", f"{exc}"))
+    return results

@@ -17,14 +17,12 @@ log = logging.getLogger("hearthside.headless")
 
 
 def run_headless(app: Any, stop: threading.Event | None = None) -> int:
-    """Run until SIGTERM/SIGINT (or ``stop`` is set); returns the process exit code."""
-    stop = stop or threading.Event()
-    try:
-        from .logs import setup_logging
+    """Run until SIGTERM/SIGINT (or ``stop`` is set); returns the process exit code.
 
-        setup_logging(app)
-    except Exception:  # noqa: BLE001 - logging setup belongs to another part; fall back
-        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    Logging is already set up by the entry point (the CLI's redacting handlers); setting it up
+    again here would reopen the log file and, on failure, fall back to unredacted handlers.
+    """
+    stop = stop or threading.Event()
     previous = {}
     if threading.current_thread() is threading.main_thread():
         for sig in (signal.SIGTERM, signal.SIGINT):
