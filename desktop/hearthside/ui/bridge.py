@@ -1,0 +1,104 @@
+"""The one Qt bridge: service events and background results reach the UI as queued signals.
+
+Services call back on whatever thread they run on (the watchdog thread, the asyncio runtime
+thread, a worker thread). Qt widgets may only be touched on the Qt thread, so every callback
+from a service goes through this object: a signal emitted from another thread is delivered
+to the receivers on the Qt thread (queued connection). Nothing in ``ui/`` does file, network
+or keyring I/O on the Qt thread: it hands the work to :meth:`Bridge.call` (blocking work on a
+worker thread) or :meth:`Bridge.call_async` (a coroutine on the app's runtime loop) and gets
+the result back as a signal.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import logging
+import threading
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal, Slot
+
+log = logging.getLogger("hearthside.ui")
+
+Done = Callable[[Any], None]
+Failed = Callable[[BaseException], None]
+
+
+class Bridge(QObject):
+    """Re-emits service events as Qt signals and runs background work for the windows.
+
+    Signals (each carries the service's own value object):
+
+    - ``drift_event(DriftEvent)``: a settled change of a watched file.
+    - ``heartbeat_outcome(object)``: a check-in finished (silent, notified, skipped or failed).
+    - ``notification(object)``: something the user should be told (the notifier decides how).
+    - ``mcp_status(object)``: an MCP server's status changed.
+    - ``packs_changed()``: plugin packs were installed, removed, enabled or disabled.
+    - ``service_error(str)``: a service failed on a background thread; one readable sentence.
+    """
+
+    drift_event = Signal(object)
+    heartbeat_outcome = Signal(object)
+    notification = Signal(object)
+    mcp_status = Signal(object)
+    packs_changed = Signal()
+    service_error = Signal(str)
+
+    # internal: a finished background call, delivered on the Qt thread
+    _finished = Signal(object, object, object)  # callback, value, is_error
+
+    def __init__(self, runtime_provider: Callable[[], Any] | None = None,
+                 parent: QObject | None = None, max_workers: int = 4) -> None:
+        super().__init__(parent)
+        self._runtime_provider = runtime_provider
+        self._pool = concurrent.futures.ThreadPoolExecutor(
+            max_workers=max_workers, thread_name_prefix="hearthside-ui-work")
+        self._finished.connect(self._deliver)
+        self._closed = threading.Event()
+
+    # --- background work -------------------------------------------------------------------
+    def call(self, fn: Callable[[], Any], done: Done | None = None,
+             failed: Failed | None = None) -> concurrent.futures.Future[Any]:
+        """Run blocking ``fn`` on a worker thread; ``done``/``failed`` run on the Qt thread."""
+        future = self._pool.submit(fn)
+        future.add_done_callback(lambda f: self._report(f, done, failed))
+        return future
+
+    def call_async(self, make_coro: Callable[[], Coroutine[Any, Any, Any]], done: Done | None = None,
+                   failed: Failed | None = None) -> concurrent.futures.Future[Any]:
+        """Run a coroutine on the app's asyncio runtime; callbacks run on the Qt thread."""
+        if self._runtime_provider is None:
+            raise RuntimeError("this bridge has no runtime")
+        future = self._runtime_provider().submit(make_coro())
+        future.add_done_callback(lambda f: self._report(f, done, failed))
+        return future
+
+    def _report(self, future: concurrent.futures.Future[Any], done: Done | None,
+                failed: Failed | None) -> None:
+        if self._closed.is_set():
+            return
+        if future.cancelled():
+            return
+        exc = future.exception()
+        if exc is not None:
+            if failed is not None:
+                self._finished.emit(failed, exc, True)
+            else:
+                log.warning("background work failed: %s", exc)
+                self.service_error.emit(str(exc) or type(exc).__name__)
+        elif done is not None:
+            self._finished.emit(done, future.result(), False)
+
+    @Slot(object, object, object)
+    def _deliver(self, callback: Callable[[Any], None], value: Any, is_error: bool) -> None:
+        try:
+            callback(value)
+        except Exception as exc:  # noqa: BLE001 - a UI callback must not kill the event loop
+            log.exception("UI callback failed")
+            self.service_error.emit(str(exc) or type(exc).__name__)
+
+    def close(self) -> None:
+        """Stop delivering results; running work is left to finish (or be cancelled by its owner)."""
+        self._closed.set()
+        self._pool.shutdown(wait=False, cancel_futures=True)

@@ -1,0 +1,1 @@
+"""One module per window: welcome, review, chat, notifications, plugins, mcp, memory, settings."""
