@@ -94,7 +94,7 @@ class Bridge(QObject):
     def _deliver(self, callback: Callable[[Any], None], value: Any, is_error: bool) -> None:
         try:
             callback(value)
-        except Exception as exc:  # noqa: BLE001 - a UI callback must not kill the event loop
+        except Exception as exc:  # a UI callback must not kill the event loop
             log.exception("UI callback failed")
             self.service_error.emit(str(exc) or type(exc).__name__)
 
