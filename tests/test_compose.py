@@ -258,11 +258,22 @@ def test_from_dir_missing_folder_says_so(tmp_path: Path) -> None:
 
 # --- the fast in-place path agrees with the plain definition ----------------------------
 
-def reference_section(data: bytes) -> str:
-    """The contract, written the obvious way: cut, decode, drop BOM, notice, strip."""
+def reference_section(data: bytes) -> str | None:
+    """The contract, written the obvious way: cut, decode, drop BOM, notice, strip; None when
+    what is read is not UTF-8 text (invalid UTF-8 or a NUL byte), which is left out."""
     over = len(data) > MAX_BOOTSTRAP_FILE_BYTES
-    text = cut_utf8(data, MAX_BOOTSTRAP_FILE_BYTES).decode("utf-8", "replace").removeprefix("\ufeff")
+    try:
+        text = cut_utf8(data, MAX_BOOTSTRAP_FILE_BYTES).decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError:
+        return None
+    if "\x00" in text:
+        return None
     return ((text + TRUNCATION_NOTICE) if over else text).strip()
+
+
+def reference_compose(files: dict[str, bytes]) -> str:
+    sections = {n: reference_section(files[n]) for n in BOOTSTRAP_ORDER if n in files}
+    return "\n\n".join(f"## {n}\n\n{body}" for n, body in sections.items() if body is not None)
 
 
 edge_bytes = st.sampled_from([b" ", b"\n", b"\t", b"\x0b", b"\x1c", b"\xc2\xa0", b"\xe3\x80\x80",
@@ -276,8 +287,7 @@ def test_fast_compose_matches_reference(tmp_path_factory, files) -> None:  # typ
     d = tmp_path_factory.mktemp("ref")
     for n, data in files.items():
         put(d, n, data)
-    expected = "\n\n".join(f"## {n}\n\n{reference_section(files[n])}" for n in BOOTSTRAP_ORDER if n in files)
-    assert compose_soul(d)[0] == expected
+    assert compose_soul(d)[0] == reference_compose(files)
 
 
 @pytest.mark.parametrize("prefix,suffix", [(b"", b""), (b"\n\n  ", b"  \n"), (b"\xef\xbb\xbf", b"\xe3\x80\x80"),
@@ -290,8 +300,7 @@ def test_fast_compose_matches_reference_at_the_cap(tmp_path: Path, prefix: bytes
     }
     for n, data in files.items():
         put(tmp_path, n, data)
-    expected = "\n\n".join(f"## {n}\n\n{reference_section(files[n])}" for n in BOOTSTRAP_ORDER if n in files)
-    assert compose_soul(tmp_path)[0] == expected
+    assert compose_soul(tmp_path)[0] == reference_compose(files)
 
 
 def test_oversized_whitespace_only_file_is_just_the_notice(tmp_path: Path) -> None:
@@ -301,12 +310,12 @@ def test_oversized_whitespace_only_file_is_just_the_notice(tmp_path: Path) -> No
     assert reference_section(data) == NOTICE
 
 
-def test_run_of_stray_continuation_bytes_is_cut_near_the_cap(tmp_path: Path) -> None:
-    """Not UTF-8 at all: the cut backs off at most three bytes, the rest shows as U+FFFD."""
+def test_run_of_stray_continuation_bytes_is_left_out_as_not_text(tmp_path: Path) -> None:
+    """Not UTF-8 at all, and larger than the cap: left out with the reason, never mojibake."""
     put(tmp_path, "TOOLS.md", b"\x80" * (3 * 1024 * 1024))
-    soul, found = compose_soul(tmp_path)
-    assert found == ["TOOLS.md"]
-    assert soul == "## TOOLS.md\n\n" + "\ufffd" * (MAX_BOOTSTRAP_FILE_BYTES - 3) + TRUNCATION_NOTICE
+    comp = compose_persona(tmp_path)
+    assert comp.found == () and comp.soul == ""
+    assert "is not UTF-8 text (byte 0x80 on line 1)" in comp.skipped["TOOLS.md"]
 
 
 _filler_sizes = st.integers(min_value=0, max_value=8)
@@ -320,7 +329,8 @@ def test_cut_and_strip_match_reference_around_the_cap(tmp_path_factory, head, ta
     d = tmp_path_factory.mktemp("cap")
     data = head + b"a" * (MAX_BOOTSTRAP_FILE_BYTES - len(head) - short) + tail
     put(d, "USER.md", data)
-    assert compose_soul(d) == (f"## USER.md\n\n{reference_section(data)}", ["USER.md"])
+    ref = reference_section(data)
+    assert compose_soul(d) == (("", []) if ref is None else (f"## USER.md\n\n{ref}", ["USER.md"]))
 
 
 def test_a_file_that_grew_after_fstat_is_read_on_but_bounded(tmp_path: Path) -> None:

@@ -20,6 +20,9 @@ from hearthside.core.heartbeat import (
 @pytest.mark.parametrize("text", [
     None, "", "\n\n  \n", "# Heartbeat\n\n## Later\n", "#\n", "- [ ]\n- [ ]\n* \n1. \n", "<!-- a\nmulti-line\ncomment -->\n- [ ]",
     "# Title\n<!-- note -->\n\n- \n",
+    # OpenClaw's own template shape: headings, comments, an empty fence (with or without a language)
+    "# HEARTBEAT.md\n\n<!-- Keep this file empty to skip heartbeat calls. -->\n\n```\n```\n",
+    "## Checks\n```markdown\n\n```\n~~~\n~~~\n- [ ]\n",
 ])
 def test_an_effectively_empty_checklist_is_recognised(text: str | None) -> None:
     assert checklist_effectively_empty(text)
@@ -28,6 +31,7 @@ def test_an_effectively_empty_checklist_is_recognised(text: str | None) -> None:
 @pytest.mark.parametrize("text", [
     "- [ ] Remind me about the 3pm sync", "Check the weather", "#hashtag is not a heading",
     "<!-- c -->\n- water the plants", "- [x] done but listed with text",
+    "```\nlook at the inbox\n```",  # a fence with a task inside holds a task
 ])
 def test_a_checklist_with_a_task_is_not_empty(text: str) -> None:
     assert not checklist_effectively_empty(text)

@@ -4,6 +4,11 @@ Every file Hearthside reads on the user's behalf (the soul, persona files, skill
 anything: a FIFO that would block forever, ``/dev/zero`` that never ends, a directory, a
 dangling link. This module is the one place that opens them, refusing anything that is not a
 regular file and never reading more than a caller's cap + 1 bytes. It only reads.
+
+Files of the kernel's own filesystems (``/proc``, ``/sys``, ``/dev``) are refused even when
+they look like regular files: ``/proc/self/environ`` is "regular", 0 bytes by ``fstat``, and
+full of secrets. The check is made on the descriptor actually opened (its real path and its
+device), so a link, a chain of links, or a swap between check and open cannot get past it.
 """
 
 from __future__ import annotations
@@ -21,10 +26,56 @@ class BoundedRead:
     data: bytes | None
     reason: str = ""
     over_cap: bool = False
+    real_path: str = ""  # where the bytes really came from (links resolved), when known
 
     @property
     def ok(self) -> bool:
         return self.data is not None
+
+
+#: Where the kernel's pseudo-files live; nothing under them is ever read as a user's file.
+SPECIAL_ROOTS: tuple[str, ...] = ("/proc", "/sys", "/dev")
+_special_devs: frozenset[int] | None = None
+
+
+def _special_devices() -> frozenset[int]:
+    """Device numbers of the mounts at :data:`SPECIAL_ROOTS` (catches a bind mount elsewhere)."""
+    global _special_devs
+    if _special_devs is None:
+        devs = set()
+        for root in SPECIAL_ROOTS:
+            try:
+                devs.add(os.stat(root).st_dev)
+            except OSError:
+                pass
+        _special_devs = frozenset(devs)
+    return _special_devs
+
+
+def is_special_path(real: str) -> bool:
+    """True when a resolved path lies under ``/proc``, ``/sys`` or ``/dev``."""
+    return any(real == r or real.startswith(r + "/") for r in SPECIAL_ROOTS)
+
+
+def fd_real_path(fd: int, fallback: str | os.PathLike[str]) -> str:
+    """The real path of an open descriptor (Linux: ``/proc/self/fd``), else ``realpath``."""
+    try:
+        real = os.readlink(f"/proc/self/fd/{fd}")
+        if real.startswith("/"):
+            return real
+    except OSError:
+        pass
+    return os.path.realpath(fallback)
+
+
+def special_file_reason(fd: int, st: os.stat_result, path: str) -> str:
+    """A sentence when the open file belongs to ``/proc``, ``/sys`` or ``/dev``; "" otherwise."""
+    real = fd_real_path(fd, path)
+    if is_special_path(real) or st.st_dev in _special_devices():
+        where = real if is_special_path(real) else "a kernel filesystem"
+        return (f"{path} leads to {where}, a special system file; Hearthside never reads files "
+                "under /proc, /sys or /dev")
+    return ""
 
 
 def open_regular(path: str | os.PathLike[str]) -> tuple[int, int] | str:
@@ -61,6 +112,10 @@ def open_regular(path: str | os.PathLike[str]) -> tuple[int, int] | str:
     if not stat.S_ISREG(st.st_mode):
         os.close(fd)
         return f"{p} is {_kind(st.st_mode)}, not a regular file; it was not read"
+    special = special_file_reason(fd, st, p)
+    if special:
+        os.close(fd)
+        return special
     return fd, st.st_size
 
 
@@ -93,12 +148,13 @@ def read_bounded(path: str | os.PathLike[str], cap: int) -> BoundedRead:
         return BoundedRead(None, opened)
     fd, size = opened
     try:
+        real = fd_real_path(fd, path)
         data = read_capped(fd, size, cap)
     except OSError as exc:
         return BoundedRead(None, f"{os.fspath(path)} cannot be read: {exc.strerror or exc}")
     finally:
         os.close(fd)
-    return BoundedRead(data, over_cap=len(data) > cap)
+    return BoundedRead(data, over_cap=len(data) > cap, real_path=real)
 
 
 def _kind(mode: int) -> str:

@@ -26,11 +26,14 @@ DEDUP_WINDOW = timedelta(hours=24)
 _HEADING = re.compile(r"^#{1,6}(\s|$)")
 _EMPTY_ITEM = re.compile(r"^([-*+]|\d+[.)])(\s+\[[ xX]?\])?\s*$")
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+#: A code-fence marker line: three or more backticks or tildes, maybe a language tag.
+_FENCE = re.compile(r"^(`{3,}|~{3,})[\w+#.-]*$")
 
 
 def checklist_effectively_empty(text: str | None) -> bool:
     """True when the checklist has nothing to do: only blank lines, headings, empty list items
-    or checkboxes and HTML comments (a missing file is ``None`` and counts as empty)."""
+    or checkboxes, HTML comments and code-fence marker lines (a missing file is ``None`` and
+    counts as empty). A fence with text inside is not empty: the text is the checklist."""
     if text is None:
         return True
     body = _COMMENT.sub("", text)
@@ -38,7 +41,7 @@ def checklist_effectively_empty(text: str | None) -> bool:
         body = body.split("<!--", 1)[0]
     for line in body.splitlines():
         s = line.strip()
-        if not s or _HEADING.match(s) or _EMPTY_ITEM.match(s):
+        if not s or _HEADING.match(s) or _EMPTY_ITEM.match(s) or _FENCE.match(s):
             continue
         return False
     return True

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -63,15 +64,17 @@ def from_dir(
     name: str | None = None,
     exclude: frozenset[str] = frozenset(),
     settings: dict[str, object] | None = None,
+    approved_links: Mapping[str, str] | None = None,
 ) -> Persona:
     """Build a persona from its folder; the name is the folder name unless given.
 
     Raises ``FileNotFoundError``/``NotADirectoryError`` with a sentence when the folder is
     missing, since a persona with no folder is a user mistake worth saying out loud.
+    ``approved_links`` lets in files that lead outside the folder (see ``compose_persona``).
     """
     path = Path(directory).expanduser()
     problem = folder_problem(path)
     if problem:
         raise (FileNotFoundError if not path.exists() else NotADirectoryError)(problem)
-    comp = compose_persona(path, exclude)
+    comp = compose_persona(path, exclude, approved_links=approved_links)
     return Persona(name or path.resolve().name, str(path), comp, dict(settings or {}))
