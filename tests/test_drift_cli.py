@@ -12,8 +12,9 @@ from pathlib import Path
 
 from drift_helpers import WAIT, atomic_save, config_dir, make_persona
 from hearthside.core.compose import BOOTSTRAP_ORDER
+from hearthside.core.drift import fingerprint
 
-KEYS = {"path", "state", "baseline", "current", "findings", "persona", "file", "reason"}
+KEYS = {"path", "state", "baseline", "current", "findings", "persona", "file", "reason", "link_target"}
 
 
 def test_status_json_has_the_contract_shape(run_cli, isolated_home: Path) -> None:  # type: ignore[no-untyped-def]
@@ -94,7 +95,10 @@ def test_soul_watch_shows_a_hand_edit_made_in_another_terminal(isolated_home: Pa
     assert proc.returncode == 0 and len(lines) == 1, (out, err)
     event = json.loads(lines[0])
     assert event == {"persona": "alice", "file": "SOUL.md", "path": str(root / "SOUL.md"),
-                     "state": "drifted", "summary": event["summary"]}
+                     "state": "drifted", "summary": event["summary"],
+                     "fingerprint": fingerprint("edited in another terminal"), "baseline": event["baseline"],
+                     "is_link": False, "link_target": "", "findings": [],
+                     "reason": "the file changed since you approved it"}
     assert event["summary"].startswith("SOUL.md changed")
 
 

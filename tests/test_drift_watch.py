@@ -430,19 +430,43 @@ def test_approving_a_removed_file_forgets_it(app: AppContext, isolated_home: Pat
     assert [s for s in app.drift.status() if s.file == "TOOLS.md"] == []
 
 
-def test_a_later_edit_of_a_drifted_file_is_announced_again(
-    app: AppContext, isolated_home: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import hearthside.app.drift_live as live_mod
-
-    monkeypatch.setattr(live_mod, "REPEAT_COOLDOWN", 0.5)
+def test_each_settled_edit_of_a_drifted_file_is_one_event(app: AppContext, isolated_home: Path) -> None:
+    """Contract section 3: one event per settled content change, not only per change of state
+    (the old watcher stayed silent on the second edit within its 5 s cooldown)."""
     root = make_persona(isolated_home, "alice")
     _, events = started(app)
     atomic_save(root / "SOUL.md", "first edit")
-    events.wait_for(is_event("alice", "SOUL.md", "drifted"))
-    time.sleep(0.6)
-    atomic_save(root / "SOUL.md", "second edit, a while later")
+    first = events.wait_for(is_event("alice", "SOUL.md", "drifted"))
+    atomic_save(root / "SOUL.md", "second edit, right after")
     events.wait_for(lambda e: len(events.matching(is_event("alice", "SOUL.md", "drifted"))) == 2)
+    second = events.matching(is_event("alice", "SOUL.md", "drifted"))[1]
+    assert (first.fingerprint, second.fingerprint) == (fingerprint("first edit"),
+                                                       fingerprint("second edit, right after"))
+    assert second.baseline == first.baseline != "" and not second.is_link
+    settle()
+    assert len(events.matching(is_event("alice", "SOUL.md"))) == 2  # and nothing more
+
+
+def test_one_read_per_settle(app: AppContext, isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The event is built from the settle's own reading: the edited file is read once."""
+    import hearthside.app.drift as drift_mod
+
+    root = make_persona(isolated_home, "alice")
+    reads: list[str] = []
+    real_read = drift_mod.read_persona_file
+
+    def counting(path, name=None, scan=True):  # type: ignore[no-untyped-def]
+        reads.append(str(path))
+        return real_read(path, name, scan)
+
+    monkeypatch.setattr(drift_mod, "read_persona_file", counting)
+    _, events = started(app)
+    reads.clear()
+    atomic_save(root / "SOUL.md", "edited once")
+    e = events.wait_for(is_event("alice", "SOUL.md", "drifted"))
+    settle()
+    assert "SOUL.md changed since you approved it (+1 -2 lines)" == e.summary
+    assert reads.count(str(root / "SOUL.md")) == 1
 
 
 def test_a_rejected_file_cannot_be_approved_and_its_diff_says_why(app: AppContext, isolated_home: Path) -> None:
@@ -583,6 +607,10 @@ def test_edits_to_a_link_target_outside_the_folder_are_seen_live(app: AppContext
     events.wait_for(is_event("alice", "USER.md", "drifted"))
     settle()
     atomic_save(elsewhere / "user.md", "# USER.md\nalice USER.md text\n")  # back to the approved text
+    # ... but through a link nobody approved: still drifted, and the event says so.
+    e = events.wait_for(lambda e: is_event("alice", "USER.md", "drifted")(e) and "leads to" in e.summary)
+    assert e.is_link and e.link_target == str(elsewhere / "user.md")
+    drift.approve([str(root / "USER.md")])
     events.wait_for(is_event("alice", "USER.md", "approved"))
     report = drift.watch_report()
     assert report is not None and {str(dotfiles), str(elsewhere)} <= set(report.native)

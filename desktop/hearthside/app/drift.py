@@ -15,11 +15,10 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.compose import BOOTSTRAP_ORDER, read_persona_file
+from ..core.compose import BOOTSTRAP_ORDER, outside_target, read_persona_file
 from ..core.drift import (
     APPROVED,
     MISSING,
@@ -32,6 +31,17 @@ from ..core.drift import (
 )
 from ..core.soul import SoulStore
 from .baselines import BaselineStore, BaselineWriteError
+from .drift_live import LiveDrift
+from .drift_types import (
+    SKILL_FILE,
+    SKILLS,
+    DriftEvent,
+    FileStatus,
+    HeldBack,
+    Observation,
+    Unit,
+    WatchRoots,
+)
 from .paths import AppPaths
 from .personas import PersonaService
 from .settings import SettingsStore
@@ -39,88 +49,21 @@ from .settings import SettingsStore
 if TYPE_CHECKING:
     from ..adapters.watcher import WatchReport
 
+__all__ = [
+    "DEBOUNCE_MAX_WAIT", "DEBOUNCE_QUIET", "MAX_SKILLS", "SKILLS", "SKILL_FILE", "DriftError",
+    "DriftEvent", "DriftService", "FileStatus", "HeldBack", "Observation", "Unit",
+]
+
 #: Quiet time after the last change notice before a file is re-read (README, design notes).
 DEBOUNCE_QUIET = 0.1
 #: A burst that never goes quiet is still reported this long after it began.
 DEBOUNCE_MAX_WAIT = 2.0
 #: At most this many skills per persona are tracked, so a huge skills/ cannot stall a scan.
 MAX_SKILLS = 256
-SKILLS = "skills"
-SKILL_FILE = "SKILL.md"
 
 
 class DriftError(Exception):
     """A drift action the user asked for could not be done; the message says why and what next."""
-
-
-@dataclass(frozen=True)
-class FileStatus:
-    """One watched file's state against its approved copy."""
-
-    persona: str  # "" for the user soul
-    file: str  # "soul.md", "SOUL.md", "skills/NAME/SKILL.md"
-    path: str
-    state: str
-    baseline: str  # approved fingerprint, "" when none (or damaged)
-    current: str  # current fingerprint, "" when unusable or gone
-    findings: tuple[str, ...] = ()
-    reason: str = ""
-
-    def as_dict(self) -> dict[str, object]:
-        return {
-            "path": self.path,
-            "state": self.state,
-            "baseline": self.baseline,
-            "current": self.current,
-            "findings": list(self.findings),
-            "persona": self.persona,
-            "file": self.file,
-            "reason": self.reason,
-        }
-
-
-@dataclass(frozen=True)
-class DriftEvent:
-    """A change in a watched file's state, for the tray badge and notifications."""
-
-    persona: str
-    file: str
-    path: str
-    state: str
-    summary: str
-
-    def as_dict(self) -> dict[str, str]:
-        return {"persona": self.persona, "file": self.file, "path": self.path,
-                "state": self.state, "summary": self.summary}
-
-
-@dataclass(frozen=True)
-class HeldBack:
-    """What strict mode keeps out of a new session until the user approves it."""
-
-    files: frozenset[str] = frozenset()  # bootstrap names, e.g. "SOUL.md"
-    skills: frozenset[str] = frozenset()  # persona skill names (folders under skills/)
-    soul: bool = False  # the user soul (soul.md)
-
-    def notes(self) -> list[str]:
-        """One line per held-back item, for the session's notes."""
-        names = sorted(self.files) + [f"skill {n}" for n in sorted(self.skills)]
-        names += ["your soul (soul.md)"] if self.soul else []
-        return [f"{n} left out: it changed since you approved it (strict mode)" for n in names]
-
-
-@dataclass(frozen=True)
-class Unit:
-    """A watched unit: the user soul (one file) or a persona folder."""
-
-    key: str
-    persona: str  # "" for the soul
-    root: Path  # the folder (for the soul: the folder holding soul.md)
-    soul_file: Path | None = None
-
-    @property
-    def is_soul(self) -> bool:
-        return self.soul_file is not None
 
 
 def _unit_key(kind: str, path: Path) -> str:
@@ -148,9 +91,16 @@ class DriftService:
         self._soul_path = soul_path
         self.store = BaselineStore(paths.baselines_dir)
         self._lock = threading.RLock()
-        from .drift_live import LiveDrift  # here, not at the top: it imports this module
-
         self.live = LiveDrift(self, quiet, max_wait, poll_interval)
+
+    @property
+    def watch_roots(self) -> WatchRoots:
+        """Folders watched besides the units (for the live watcher)."""
+        return WatchRoots(self.paths.personas_dir, self.paths.baselines_dir, self.paths.settings_file)
+
+    def reload_settings(self) -> None:
+        """Re-read settings.toml (another process may have added a persona folder)."""
+        self.settings.reload()
 
     # -- what is watched -------------------------------------------------------------------
 
@@ -192,26 +142,35 @@ class DriftService:
     # -- reading ---------------------------------------------------------------------------
 
     def _read(self, unit: Unit, name: str) -> Reading:
-        path = unit.root / name if unit.soul_file is None else unit.soul_file
-        exists = os.path.lexists(path)
-        if not exists:
+        """One bounded read of a watched file: its clean text, or why it cannot be used, and
+        where it really is when a link leads it outside its unit (judged on what was read)."""
+        path = unit.path_of(name)
+        if not os.path.lexists(path):
             return Reading(False, None, reason="the file does not exist")
-        findings: list[str] = []
-        target = self.outside_target(unit, name)
-        if target and os.path.exists(target):
-            how = "is a symbolic link to" if os.path.islink(path) else "is reached through a symbolic link, at"
-            findings.append(f"{name} {how} {target}, outside {unit.root}")
         if unit.soul_file is not None:
+            target = self.outside_target(unit, name)
+            findings = self._link_findings(unit, name, target)
             res = SoulStore(str(path)).load_with_meta()
             if res.reason:
-                return Reading(True, None, reason=res.reason, findings=tuple(findings))
-            return Reading(True, res.body, res.sha256, res.size, "", tuple(findings))
+                return Reading(True, None, reason=res.reason, findings=findings, link_target=target)
+            return Reading(True, res.body, res.sha256, res.size, "", findings, target)
         pf = read_persona_file(path, name)
         if pf.body is None:
-            return Reading(True, None, reason=pf.reason, findings=tuple(findings))
+            target = self.outside_target(unit, name)
+            return Reading(True, None, reason=pf.reason, findings=self._link_findings(unit, name, target),
+                           link_target=target)
+        target = outside_target(os.path.realpath(unit.root), pf.real_path)
+        findings = self._link_findings(unit, name, target)
         if pf.finding is not None:
-            findings.append(f"{name} contains an {pf.finding.describe()}")
-        return Reading.of_text(pf.body, findings)
+            findings += (f"{name} contains an {pf.finding.describe()}",)
+        return Reading.of_text(pf.body, findings, target)
+
+    @staticmethod
+    def _link_findings(unit: Unit, name: str, target: str) -> tuple[str, ...]:
+        if not target or not os.path.lexists(target):
+            return ()
+        how = "is a symbolic link to" if os.path.islink(unit.path_of(name)) else "is reached through a symbolic link, at"
+        return (f"{name} {how} {target}, outside {unit.root}",)
 
     def outside_target(self, unit: Unit, name: str) -> str:
         """Where a file really is, when a link inside the unit (the file itself, or a skill
@@ -227,8 +186,10 @@ class DriftService:
         target, root = os.path.realpath(path), os.path.realpath(base)
         return "" if target == root or target.startswith(root + os.sep) else target
 
-    def scan_unit(self, unit: Unit) -> list[FileStatus]:
-        """Judge every file of a unit; spends trust on first use when it is the first scan.
+    def observe(self, unit: Unit) -> list[Observation]:
+        """Judge every file of a unit, each read once; spends trust on first use when it is the
+        first scan. Each observation carries the approved and current text, so whoever
+        announces it needs no second read.
 
         First use is spent only once a file is present: an empty new folder (a persona being
         created right now) keeps it for the files about to arrive.
@@ -236,7 +197,7 @@ class DriftService:
         with self._lock:
             folder_exists = os.path.isdir(unit.root) if not unit.is_soul else True
             first = folder_exists and not self.store.unit_scanned(unit.key)
-            out: list[FileStatus] = []
+            out: list[Observation] = []
             any_present = False
             for name in self.file_names(unit):
                 reading = self._read(unit, name)
@@ -248,16 +209,21 @@ class DriftService:
                 if verdict.trust:
                     baseline = Baseline.of(reading, time.time())
                     self.store.save(unit.key, name, baseline, remember_on_failure=True)
-                path = unit.soul_file if unit.soul_file is not None else unit.root / name
-                out.append(FileStatus(
-                    unit.persona, name, str(path), verdict.state,
+                status = FileStatus(
+                    unit.persona, name, str(unit.path_of(name)), verdict.state,
                     baseline.sha256 if baseline else "", reading.sha256 if reading.body is not None else "",
-                    reading.findings, verdict.reason,
-                ))
+                    reading.findings, verdict.reason, reading.link_target,
+                )
+                out.append(Observation(status, baseline.content if baseline else None, reading.body,
+                                       baseline.link_target if baseline else ""))
             if first and any_present:
                 self.store.mark_scanned(unit.key, {"root": str(unit.root), "persona": unit.persona},
                                         durable=False)
             return out
+
+    def scan_unit(self, unit: Unit) -> list[FileStatus]:
+        """Every file's status in a unit (see :meth:`observe`)."""
+        return [o.status for o in self.observe(unit)]
 
     def scan(self) -> list[FileStatus]:
         """Every watched file's state; the first scan of a unit trusts what it finds."""
@@ -289,16 +255,52 @@ class DriftService:
     def set_strict(self, on: bool) -> None:
         self.settings.set("drift.strict", bool(on))
 
-    def held_back(self, persona_dir: str | os.PathLike[str]) -> HeldBack:
-        """What a new session of this persona must leave out: in strict mode, every drifted or
-        new bootstrap file, persona skill and the user soul; nothing when strict mode is off.
+    def approved_links(self, persona_dir: str | os.PathLike[str]) -> dict[str, str]:
+        """Bootstrap names whose link out of the folder the user approved, with the target
+        approved. Read from the approvals only (no scan, nothing written): composing checks
+        that the file still leads to that very target."""
+        unit = self._unit_for_dir(persona_dir)
+        out: dict[str, str] = {}
+        for name in self.store.files(unit.key):
+            if name in BOOTSTRAP_ORDER:
+                baseline, _ = self.store.load(unit.key, name)
+                if baseline is not None and baseline.link_target:
+                    out[name] = baseline.link_target
+        return out
 
-        Read fresh when the session starts; a session already running keeps its snapshot.
+    def held_back(self, persona_dir: str | os.PathLike[str]) -> HeldBack:
+        """What a new session of this persona must leave out, and which links it may follow.
+
+        Always: persona skills that lead outside the folder through a link the user has not
+        approved (for that target). In strict mode also every drifted or new bootstrap file,
+        persona skill and the user soul. Read fresh when the session starts; a session already
+        running keeps its snapshot.
         """
-        if not self.strict_mode:
-            return HeldBack()
+        unit = self._unit_for_dir(persona_dir)
+        links = self.approved_links(persona_dir)
+        strict = self.strict_mode
+        if strict:
+            observed = self.observe(unit)
+        else:  # only the skills need a look: bootstrap links are checked while composing
+            observed = []
+            for name in self.file_names(unit):
+                if name.startswith(f"{SKILLS}/"):
+                    reading = self._read(unit, name)
+                    baseline, _ = self.store.load(unit.key, name)
+                    status = FileStatus(unit.persona, name, str(unit.path_of(name)), "", "", "",
+                                        link_target=reading.link_target)
+                    observed.append(Observation(status, None, None, baseline.link_target if baseline else ""))
+        link_skills: dict[str, str] = {}
+        for o in observed:
+            st = o.status
+            if st.file.startswith(f"{SKILLS}/") and st.link_target and o.approved_link != st.link_target:
+                link_skills[st.file.split("/")[1]] = (
+                    f"it leads to {st.link_target}, outside the persona folder; approve the link with "
+                    f"'hearthside soul approve {st.path}' to use it")
+        if not strict:
+            return HeldBack(links=links, link_skills=link_skills)
         soul_unit = self.units()[0]
-        statuses = self.scan_unit(self._unit_for_dir(persona_dir)) + self.scan_unit(soul_unit)
+        statuses = [o.status for o in observed] + self.scan_unit(soul_unit)
         held = excluded_names(((s.path, s.state) for s in statuses), True)
         files: set[str] = set()
         skills: set[str] = set()
@@ -311,7 +313,8 @@ class DriftService:
                 files.add(s.file)
             elif s.file.startswith(f"{SKILLS}/"):
                 skills.add(s.file.split("/")[1])
-        return HeldBack(frozenset(files), frozenset(skills), str(soul_unit.soul_file) in held)
+        return HeldBack(frozenset(files), frozenset(skills), str(soul_unit.soul_file) in held,
+                        links, link_skills)
 
     def excluded(self, persona_dir: str | os.PathLike[str]) -> frozenset[str]:
         """Bootstrap names a new session of this persona must leave out (strict mode only)."""
@@ -363,16 +366,19 @@ class DriftService:
             else:
                 for spec in paths:
                     targets += self._resolve(spec)
-            done: list[FileStatus] = []
+            done: list[Observation] = []
             refused: list[FileStatus] = []
             try:
                 for unit, only in targets:
                     self.scan_unit(unit)  # spend first-use trust before approving
                     names = [only] if only else self.file_names(unit)
                     for name in names:
-                        st = self._approve_file(unit, name)
-                        if st is not None:
-                            (refused if st.state == REJECTED else done).append(st)
+                        obs = self._approve_file(unit, name)
+                        if obs is not None:
+                            if obs.status.state == REJECTED:
+                                refused.append(obs.status)
+                            else:
+                                done.append(obs)
                     self.store.mark_scanned(unit.key, {"root": str(unit.root), "persona": unit.persona})
             except BaselineWriteError as exc:
                 raise DriftError(str(exc)) from exc
@@ -381,29 +387,35 @@ class DriftService:
                     "Nothing was approved: " + "; ".join(f"{r.path}: {r.reason}" for r in refused)
                     + ". Fix the file and approve again."
                 )
-        for st in done:  # announced outside the lock: a subscriber may call back into us
-            self.live.note_state(st)
-        return done + refused
+        for obs in done:  # announced outside the lock: a subscriber may call back into us
+            self.live.announce(obs)
+        return [o.status for o in done] + refused
 
-    def _approve_file(self, unit: Unit, name: str) -> FileStatus | None:
-        """Make one file's current content its baseline (or approve its removal); ``None`` when
-        there is nothing to do. A file that cannot be used comes back ``rejected``, unsaved."""
+    def _approve_file(self, unit: Unit, name: str) -> Observation | None:
+        """Make one file's current content (and, for a link leading outside, its target) its
+        baseline, or approve its removal; ``None`` when there is nothing to do. A file that
+        cannot be used (a special file under /proc, say) comes back ``rejected``, unsaved."""
         reading = self._read(unit, name)
-        path = str(unit.soul_file or unit.root / name)
+        path = str(unit.path_of(name))
         if not reading.exists:
             if name in self.store.files(unit.key) or self.store.load(unit.key, name)[1]:
                 self.store.remove(unit.key, name)
-                return FileStatus(unit.persona, name, path, MISSING, "", "", (), "removal approved")
+                return Observation(FileStatus(unit.persona, name, path, MISSING, "", "", (), "removal approved"),
+                                   None, None)
             return None
         if reading.body is None:
-            return FileStatus(unit.persona, name, path, REJECTED, "", "", reading.findings, reading.reason)
+            return Observation(FileStatus(unit.persona, name, path, REJECTED, "", "", reading.findings,
+                                          reading.reason, reading.link_target), None, None)
         current, damage = self.store.load(unit.key, name)
         if (current is not None and not damage and current.sha256 == reading.sha256
+                and current.link_target == reading.link_target
                 and not self.store.in_memory_only(unit.key, name)):
             return None  # already approved as it is
         self.store.save(unit.key, name, Baseline.of(reading, time.time()), remember_on_failure=False)
-        return FileStatus(unit.persona, name, path, APPROVED, reading.sha256,
-                          reading.sha256, reading.findings, "approved")
+        reason = f"approved (the link to {reading.link_target})" if reading.link_target else "approved"
+        status = FileStatus(unit.persona, name, path, APPROVED, reading.sha256, reading.sha256,
+                            reading.findings, reason, reading.link_target)
+        return Observation(status, reading.body, reading.body, reading.link_target)
 
     def diff(self, path: str) -> str:
         """A unified diff from the approved copy to the current content of one file."""
@@ -433,7 +445,8 @@ class DriftService:
     # -- live watching (threads and timing live in drift_live.LiveDrift) ------------------
 
     def subscribe(self, callback: Callable[[DriftEvent], None]) -> Callable[[], None]:
-        """Call ``callback(DriftEvent)`` on every state change (from the watcher thread).
+        """Call ``callback(DriftEvent)`` on every settled change of a watched file's state or
+        content (from the watcher thread); throttling is the notifier's job.
 
         Returns a function that unsubscribes.
         """

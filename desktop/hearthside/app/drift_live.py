@@ -1,11 +1,14 @@
-"""Keeping drift live: watcher events, debounced, re-read, announced as :class:`DriftEvent`.
+"""Keeping drift live: watcher events, debounced, re-read once, announced as :class:`DriftEvent`.
 
 The on-demand half (:class:`~hearthside.app.drift.DriftService`: scan, approve, diff) has no
-threads; this half owns them and the timing rules. The watcher's callback maps a changed path
-to the watched units it may affect (a bootstrap file, a skill, a link's target, the settings
-that name added folders, an approval written by another process); a :class:`Debouncer` turns
-a burst into one re-scan; and only a change of state, or a further change after a quiet spell
-(:data:`REPEAT_COOLDOWN`), is announced, so an autosaving editor cannot flood the tray.
+threads; this half owns them and the timing rules, and sees the service only through the
+narrow :class:`DriftSource` protocol (it never imports the service). The watcher's callback
+maps a changed path to the watched units it may affect (a bootstrap file, a skill, a link's
+target, the settings that name added folders, an approval written by another process); a
+:class:`Debouncer` turns a burst into one settle; each settle reads every file of the unit
+once (:meth:`DriftSource.observe`) and the event is built from that same reading. Every
+settled change of state or content (a new fingerprint) is announced (contract section 3):
+throttling what reaches the user is the notifier's job, not the watcher's.
 """
 
 from __future__ import annotations
@@ -16,40 +19,50 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
-from ..core.compose import BOOTSTRAP_ORDER, read_persona_file
-from ..core.drift import (
-    APPROVED,
-    MISSING,
-    REJECTED,
-    Debouncer,
-    Verdict,
-    is_editor_dropping,
-    summarize,
-)
-from .drift import SKILL_FILE, SKILLS, DriftEvent, FileStatus, Unit
+from ..core.compose import BOOTSTRAP_ORDER
+from ..core.drift import APPROVED, MISSING, Debouncer, Verdict, is_editor_dropping, summarize
+from .drift_types import SKILL_FILE, SKILLS, DriftEvent, FileStatus, Observation, Unit, WatchRoots
 
 if TYPE_CHECKING:  # watchdog is imported only when watching starts: `soul status` stays quick
     from ..adapters.watcher import FolderWatcher, WatchReport
-    from .drift import DriftService
 
 log = logging.getLogger(__name__)
 
-#: A file that keeps changing while it stays drifted (or new) is announced at most this often;
-#: a change of state is always announced at once.
-REPEAT_COOLDOWN = 5.0
+
+class DriftSource(Protocol):
+    """What the live watcher needs from the drift service, and nothing more."""
+
+    @property
+    def watch_roots(self) -> WatchRoots: ...
+
+    @property
+    def store_error(self) -> str: ...
+
+    def units(self) -> list[Unit]: ...
+
+    def observe(self, unit: Unit) -> list[Observation]: ...
+
+    def reload_settings(self) -> None: ...
+
+
+def event_of(obs: Observation) -> DriftEvent:
+    """The announcement of one observation (no file is read here)."""
+    st = obs.status
+    summary = summarize(st.file, Verdict(st.state, st.reason), obs.approved, obs.current, st.link_target)
+    return DriftEvent(st.persona, st.file, st.path, st.state, summary, st.current, st.baseline,
+                      bool(st.link_target), st.link_target, st.findings, st.reason)
 
 
 class LiveDrift:
-    """Watches what a :class:`DriftService` covers and announces each change of state."""
+    """Watches what a :class:`DriftSource` covers and announces each settled change."""
 
-    def __init__(self, service: DriftService, quiet: float, max_wait: float, poll_interval: float) -> None:
-        self.service = service
+    def __init__(self, source: DriftSource, quiet: float, max_wait: float, poll_interval: float) -> None:
+        self.source = source
         self._lock = threading.RLock()
         self._subscribers: list[Callable[[DriftEvent], None]] = []
-        self._last: dict[tuple[str, str], tuple[str, str, str]] = {}
-        self._last_emit: dict[tuple[str, str], float] = {}
+        self._last: dict[tuple[str, str], tuple[str, str, str, str]] = {}
         self._units: dict[str, Unit] = {}
         self._links: dict[str, frozenset[str]] = {}  # unit key -> link targets outside it
         self._cond = threading.Condition()
@@ -61,7 +74,7 @@ class LiveDrift:
         self._watcher: FolderWatcher | None = None
 
     def subscribe(self, callback: Callable[[DriftEvent], None]) -> Callable[[], None]:
-        """Call ``callback(DriftEvent)`` on every state change (from the watcher thread).
+        """Call ``callback(DriftEvent)`` on every settled change (from the watcher thread).
 
         Returns a function that unsubscribes.
         """
@@ -85,9 +98,11 @@ class LiveDrift:
 
             self._watcher = FolderWatcher(self._on_path, poll_interval=self._poll_interval)
             self._refresh_units()
-            for st in self.service.scan():
-                self._last[(st.path, st.file)] = (st.state, st.current, st.baseline)
-            self._update_links(list(self._units.values()))
+            for unit in list(self._units.values()):
+                observed = self.source.observe(unit)
+                for o in observed:
+                    self._last[(o.status.path, o.status.file)] = _seen(o.status)
+                self._update_links(unit, observed)
             self._watcher.start()
             self._thread = threading.Thread(target=self._loop, name="hearthside-drift", daemon=True)
             self._thread.start()
@@ -126,7 +141,7 @@ class LiveDrift:
             from ..adapters.watcher import FolderWatcher
 
             probe = FolderWatcher(lambda _p, _d: None, poll_interval=self._poll_interval)
-            self._units = {u.key: u for u in self.service.units()}
+            self._units = {u.key: u for u in self.source.units()}
             probe.set_targets(self._targets())
             probe.start()
             try:
@@ -139,8 +154,8 @@ class LiveDrift:
                 data[name] = int(Path(f"/proc/sys/fs/inotify/{name}").read_text().strip())
             except (OSError, ValueError):
                 pass
-        if self.service.store_error:
-            data["baselines"] = self.service.store_error
+        if self.source.store_error:
+            data["baselines"] = self.source.store_error
         n_native, n_polled = len(report.native), len(report.polled)
         if report.mode == "inotify":
             status, detail = "ok", f"watching {n_native} folder(s) with inotify (no polling)"
@@ -152,14 +167,14 @@ class LiveDrift:
             status = "warn"
             detail = (f"polling {n_polled} folder(s): inotify is not available here, so hand "
                       "edits are noticed within about a second instead of at once")
-        if self.service.store_error:
-            status, detail = "warn", detail + "; " + self.service.store_error
+        if self.source.store_error:
+            status, detail = "warn", detail + "; " + self.source.store_error
         return status, detail, data
 
     def _targets(self) -> list[tuple[Path, bool]]:
-        targets: list[tuple[Path, bool]] = [(self.service.paths.personas_dir, False),
-                                            (self.service.paths.baselines_dir, True),
-                                            (self.service.paths.settings_file.parent, False)]
+        roots = self.source.watch_roots
+        targets: list[tuple[Path, bool]] = [(roots.personas_dir, False), (roots.baselines_dir, True),
+                                            (roots.settings_file.parent, False)]
         for u in self._units.values():
             targets.append((u.root, False))
             if not u.is_soul:
@@ -168,27 +183,22 @@ class LiveDrift:
             targets += [(Path(t).parent, False) for t in links]
         return targets
 
-    def _outside_links(self, unit: Unit) -> frozenset[str]:
-        """Real paths of the files a unit reaches through links that point outside it.
+    def _update_links(self, unit: Unit, observed: list[Observation]) -> None:
+        """Re-target the watcher when the unit's outside link targets changed.
 
         Editing such a target (a soul kept in a dotfiles repository, say) changes what the
         persona reads, so the target's folder is watched too.
         """
-        targets = (self.service.outside_target(unit, name) for name in self.service.file_names(unit))
-        return frozenset(t for t in targets if t)
-
-    def _update_links(self, units: list[Unit]) -> None:
-        """Re-target the watcher when the set of outside link targets changed."""
-        links = {**self._links, **{u.key: self._outside_links(u) for u in units}}
-        if links != self._links:
-            self._links = links  # replaced whole: the watcher thread reads it without a lock
+        targets = frozenset(o.status.link_target for o in observed if o.status.link_target)
+        if self._links.get(unit.key, frozenset()) != targets:
+            self._links = {**self._links, unit.key: targets}  # replaced whole: read without a lock
             self._refresh_units()
 
     def _refresh_units(self) -> None:
         with self._lock:
             # Units seen earlier stay: a persona folder deleted by hand may come back, and its
             # files must show as missing meanwhile.
-            self._units = {**self._units, **{u.key: u for u in self.service.units()}}
+            self._units = {**self._units, **{u.key: u for u in self.source.units()}}
             if self._watcher is not None:
                 self._watcher.set_targets(self._targets())
 
@@ -199,15 +209,16 @@ class LiveDrift:
         base = os.path.basename(path)
         if is_editor_dropping(base) and not is_dir:
             return
-        bl = str(self.service.paths.baselines_dir)
-        if path == str(self.service.paths.settings_file):
+        roots = self.source.watch_roots
+        bl = str(roots.baselines_dir)
+        if path == str(roots.settings_file):
             refresh = True  # an added persona folder or another soul file may be named there
         elif path.startswith(bl + os.sep):
             key = Path(path).relative_to(bl).parts[0]
             if key in self._units:
                 keys.add(key)
         elif is_dir:
-            pd = str(self.service.paths.personas_dir)
+            pd = str(roots.personas_dir)
             # A persona folder came or went, or the personas folder itself (or a parent) did.
             refresh = os.path.dirname(path) == pd or path == pd or pd.startswith(path + os.sep)
         for key, links in list(self._links.items()):
@@ -254,7 +265,7 @@ class LiveDrift:
             try:
                 if refresh:
                     before = set(self._units)
-                    self.service.settings.reload()
+                    self.source.reload_settings()
                     self._refresh_units()
                     with self._cond:  # a new folder is scanned once it has gone quiet
                         for k in self._units:
@@ -263,55 +274,48 @@ class LiveDrift:
                 for key in due:
                     unit = self._units.get(key)
                     if unit is not None:
-                        for st in self.service.scan_unit(unit):
-                            self.note_state(st)
-                        self._note_gone(unit)
-                        self._update_links([unit])
+                        self.settle(unit)
             except Exception:  # the drift thread must survive one bad folder
                 log.exception("drift re-scan failed")
 
-    def _note_gone(self, unit: Unit) -> None:
-        """Files that vanished from the listing (new files removed before approval)."""
-        listed = {(str(unit.soul_file or unit.root / n), n) for n in self.service.file_names(unit)}
-        for (path, name), (state, _cur, _bl) in list(self._last.items()):
-            same_unit = (unit.soul_file is not None and path == str(unit.soul_file)) or (
-                unit.soul_file is None and path == str(unit.root / name)
-            )
-            if same_unit and (path, name) not in listed and state != MISSING:
-                self.note_state(FileStatus(unit.persona, name, path, MISSING, "", "", (), "the file was removed"))
+    def settle(self, unit: Unit) -> None:
+        """One settle of a unit: read each file once, announce what changed."""
+        observed = self.source.observe(unit)
+        for o in observed:
+            self.announce(o)
+        self._note_gone(unit, observed)
+        self._update_links(unit, observed)
 
-    def note_state(self, st: FileStatus) -> None:
-        """Emit an event when a file's state changed, or its content changed again after a
-        quiet spell (:data:`REPEAT_COOLDOWN`), since last seen."""
+    def _note_gone(self, unit: Unit, observed: list[Observation]) -> None:
+        """Files seen before that no observation covers now (new files removed before
+        approval): announced as missing."""
+        listed = {(o.status.path, o.status.file) for o in observed}
+        for (path, name), seen in list(self._last.items()):
+            same_unit = str(unit.path_of(name)) == path
+            if same_unit and (path, name) not in listed and seen[0] != MISSING:
+                self.announce(Observation(
+                    FileStatus(unit.persona, name, path, MISSING, "", "", (), "the file was removed"), None, None))
+
+    def announce(self, obs: Observation) -> None:
+        """Emit an event when a file's state, content, approval or link target changed since
+        last seen; a file first seen as approved is not news."""
+        st = obs.status
         key = (st.path, st.file)
-        now = (st.state, st.current, st.baseline)
+        now = _seen(st)
         with self._lock:
             prev = self._last.get(key)
             self._last[key] = now
             subscribers = list(self._subscribers)
-            if prev == now or (prev is None and st.state == APPROVED):
-                return
-            same_state = prev is not None and prev[0] == st.state
-            if same_state and st.state in (MISSING, REJECTED, APPROVED):
-                return
-            t = time.monotonic()
-            if same_state and t - self._last_emit.get(key, -REPEAT_COOLDOWN) < REPEAT_COOLDOWN:
-                return  # still changing: the first announcement stands
-            self._last_emit[key] = t
-        approved = None
-        if st.baseline:
-            unit_key = next((u.key for u in self._units.values()
-                             if str(u.soul_file or "") == st.path or str(u.root / st.file) == st.path), "")
-            b, _ = self.service.store.load(unit_key, st.file) if unit_key else (None, "")
-            approved = b.content if b else None
-        current = None
-        if st.current:
-            r = read_persona_file(st.path, st.file)
-            current = r.body
-        summary = summarize(st.file, Verdict(st.state, st.reason), approved, current)
-        event = DriftEvent(st.persona, st.file, st.path, st.state, summary)
+        if prev == now or (prev is None and st.state == APPROVED):
+            return
+        event = event_of(obs)
         for cb in subscribers:
             try:
                 cb(event)
             except Exception:  # one bad subscriber must not silence the others
                 log.exception("a drift subscriber failed")
+
+
+def _seen(st: FileStatus) -> tuple[str, str, str, str]:
+    """What makes a file's situation different from before: state, content, approval, link."""
+    return (st.state, st.current, st.baseline, st.link_target)

@@ -10,6 +10,7 @@ The only write this service ever makes into a persona folder is ``create`` of a 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -122,12 +123,15 @@ class PersonaService:
             f"or 'hearthside persona new {name}' to create it."
         )
 
-    def compose(self, folder: str | os.PathLike[str], exclude: frozenset[str] = frozenset()) -> Composition:
+    def compose(self, folder: str | os.PathLike[str], exclude: frozenset[str] = frozenset(),
+                approved_links: Mapping[str, str] | None = None) -> Composition:
+        """Compose a persona folder; files leading outside it are left out unless their link
+        is in ``approved_links`` (the drift service's approvals)."""
         path = Path(folder).expanduser()
         problem = folder_problem(path)
         if problem:
             raise PersonaError(problem)
-        return compose_persona(path, exclude)
+        return compose_persona(path, exclude, approved_links=approved_links)
 
     def create(self, name: str) -> Path:
         """Create a new persona folder from the starter templates, create-only.

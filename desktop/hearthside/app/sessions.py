@@ -62,10 +62,11 @@ class SessionService:
         info = app.personas.get(persona)
         notes: list[str] = []
         held = self._held_back(info.path, notes)
-        comp = app.personas.compose(info.path, held.files)
+        comp = app.personas.compose(info.path, held.files, held.links)
         for name, reason in comp.skipped.items():
             if name not in held.files:  # strict mode already said why, in its own note
                 notes.append(f"{name} skipped: {reason}")
+        notes.extend(comp.extras.values())  # OpenClaw files that are recognised, not composed
         for name, finding in comp.findings.items():
             notes.append(f"{name} contains an {finding}")
         soul = SoulStore(app.soul_path()).load_with_meta()
@@ -83,7 +84,7 @@ class SessionService:
         catalog = Catalog()
         for t in memory_tools(store, sid):
             catalog.register(t, "builtin")
-        skills = self._add_pack_parts(catalog, info.path, mode, notes, held.skills)
+        skills = self._add_pack_parts(catalog, info.path, mode, notes, held.all_skills)
         env = ToolEnv(persona=persona, workspace=_workspace(app), services={"hydrated_tools": set(), "memory": store})
         snap = assemble_session(persona, comp.soul, soul.body, index, skills, catalog, mode,
                                 found=comp.found, notes=notes)
@@ -128,7 +129,8 @@ class SessionService:
 
     # -- parts from other services (each may be missing or broken) --------------------------
     def _held_back(self, folder: Path, notes: list[str]) -> HeldBack:
-        """What strict mode keeps out of this session (drifted or new files, skills, the soul)."""
+        """What this session leaves out: in strict mode drifted or new files, skills and the soul;
+        always, persona skills behind an unapproved link. Approved links come along too."""
         try:
             held: HeldBack = self.app.drift.held_back(folder)
         except Exception as exc:  # noqa: BLE001 - drift trouble must not stop a chat
@@ -147,7 +149,7 @@ class SessionService:
             for tool, pack in app.plugins.tool_entries():
                 _register(catalog, tool, pack, notes)
             cat = app.plugins.skill_catalog(folder)
-            for src in cat.sources:  # strict mode: the persona's drifted skills stay out
+            for src in cat.sources:  # the persona's held-back skills (strict mode, links) stay out
                 if held_skills and isinstance(src, DirectorySkillSource) and src.origin == ORIGIN_PERSONA:
                     src.exclude = src.exclude | held_skills
             metas = cat.list()

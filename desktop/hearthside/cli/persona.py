@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 import click
 
 from ..app.personas import PersonaError
 from .common import emit_json, get_app, handled, json_option
+
+if TYPE_CHECKING:
+    from ..app.context import AppContext
 
 
 @click.group()
@@ -77,11 +81,13 @@ def compose_cmd(ctx: click.Context, directory: str, as_json: bool) -> None:
         except PersonaError:
             pass
     with handled(PersonaError):
-        comp = app.personas.compose(directory)
+        comp = app.personas.compose(directory, approved_links=_approved_links(app, directory))
     for name, reason in comp.skipped.items():
         click.echo(f"note: {name} was skipped: {reason}", err=True)
     for name, finding in comp.findings.items():
         click.echo(f"warning: {name} contains an {finding}", err=True)
+    for note in comp.extras.values():
+        click.echo(f"note: {note}", err=True)
     if as_json:
         emit_json({
             "soul": comp.soul,
@@ -89,6 +95,17 @@ def compose_cmd(ctx: click.Context, directory: str, as_json: bool) -> None:
             "skipped": comp.skipped,
             "findings": comp.findings,
             "truncated": list(comp.truncated),
+            "extras": comp.extras,
         })
     else:
         click.echo(comp.soul)
+
+
+def _approved_links(app: AppContext, directory: str) -> dict[str, str]:
+    """Links out of the folder the user approved (``soul approve``); none when the approvals
+    cannot be read, so an unreadable state dir never lets a link through."""
+    try:
+        links: dict[str, str] = app.drift.approved_links(os.path.expanduser(directory))
+    except Exception:  # noqa: BLE001 - no approvals known: every outside link stays out
+        return {}
+    return links

@@ -72,6 +72,9 @@ def status_cmd(ctx: click.Context, as_json: bool) -> None:
         who = s.persona or "(your soul)"
         line = f"{s.state:<9} {who}: {s.file}   {s.path}"
         click.echo(line)
+        if s.link_target:
+            click.echo(f"          link: {s.file} -> {s.link_target} (outside its folder; used only "
+                       "once you approve the link)")
         if s.state != "approved" and s.reason:
             click.echo(f"          {s.reason}")
         for f in s.findings:
@@ -135,7 +138,7 @@ def strict_cmd(ctx: click.Context, mode: str | None) -> None:
               help="Exit after this many seconds.")
 @click.pass_context
 def watch_cmd(ctx: click.Context, max_events: int | None, timeout: float | None) -> None:
-    """Watch the soul and persona folders; print one JSON line per drift event."""
+    """Watch the soul and persona folders; print one JSON line per settled change."""
     import json
     import queue
     import sys

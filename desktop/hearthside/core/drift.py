@@ -65,6 +65,8 @@ class Reading:
 
     ``exists`` says the name exists at all (even as a dangling link); ``body`` is the clean text
     that would reach the prompt, or None when the file is unusable (``reason`` says why).
+    ``link_target`` is where the file really is when a link leads it outside its folder ("" when
+    it is inside): such a file needs its own approval, and the approval names the target.
     """
 
     exists: bool
@@ -73,26 +75,30 @@ class Reading:
     size: int = 0
     reason: str = ""
     findings: tuple[str, ...] = ()
+    link_target: str = ""
 
     @staticmethod
-    def of_text(body: str, findings: Iterable[str] = ()) -> Reading:
+    def of_text(body: str, findings: Iterable[str] = (), link_target: str = "") -> Reading:
         """A reading of a usable file whose clean body is ``body``."""
-        return Reading(True, body, fingerprint(body), len(body.encode("utf-8")), "", tuple(findings))
+        return Reading(True, body, fingerprint(body), len(body.encode("utf-8")), "", tuple(findings),
+                       link_target)
 
 
 @dataclass(frozen=True)
 class Baseline:
-    """The user's approval of one file: its fingerprint, size, when, and the approved text."""
+    """The user's approval of one file: its fingerprint, size, when, the approved text, and the
+    outside target it was reached through ("" when it was not a link leading outside)."""
 
     sha256: str
     size: int
     approved_at: float
     content: str
+    link_target: str = ""
 
     @staticmethod
     def of(reading: Reading, now: float) -> Baseline:
         """The baseline that approving ``reading`` records."""
-        return Baseline(reading.sha256, reading.size, now, reading.body or "")
+        return Baseline(reading.sha256, reading.size, now, reading.body or "", reading.link_target)
 
 
 @dataclass(frozen=True)
@@ -120,8 +126,10 @@ def judge(
 
     Order matters: a file that is gone is ``missing``; one that exists but cannot be used is
     ``rejected``; a damaged baseline makes a present file ``drifted`` (never re-trusted); then
-    fingerprints are compared. On the first scan of a folder an unknown file is trusted
-    (``approved``, ``trust=True``) unless it carries findings: a flagged file is never trusted
+    fingerprints are compared, and for a file reached through a link leading outside its folder
+    the target too (a repointed link needs approval again, even with the same text). On the
+    first scan of a folder an unknown file is trusted (``approved``, ``trust=True``) unless it
+    carries findings: a flagged file (a link leading outside is one) is never trusted
     silently, it waits as ``new``.
     """
     if not reading.exists:
@@ -143,6 +151,10 @@ def judge(
             return Verdict(NEW, "not trusted on first use because of findings; review and approve it")
         return Verdict(NEW, "the file appeared after the folder was first approved; review and approve it")
     if baseline.sha256 == reading.sha256:
+        if reading.link_target and reading.link_target != baseline.link_target:
+            was = f", not to {baseline.link_target} as when you approved it" if baseline.link_target else ""
+            return Verdict(DRIFTED, f"the file now leads to {reading.link_target}, outside its folder{was}; "
+                           "approve the link to use it")
         return Verdict(APPROVED)
     return Verdict(DRIFTED, "the file changed since you approved it")
 
@@ -165,11 +177,15 @@ def unified_diff(approved: str, current: str, label: str) -> str:
     return "".join(difflib.unified_diff(a, b, f"approved/{label}", f"current/{label}"))
 
 
-def summarize(file: str, verdict: Verdict, approved: str | None, current: str | None) -> str:
-    """A one-line summary of a state change for a notification (names the file).
+def summarize(file: str, verdict: Verdict, approved: str | None, current: str | None,
+              link_target: str = "") -> str:
+    """A one-line summary of a change for a notification (names the file).
 
-    Pass ``approved=None`` when there is no trustworthy approved copy (none, or damaged).
+    Pass ``approved=None`` when there is no trustworthy approved copy (none, or damaged), and
+    ``link_target`` when the file leads outside its folder through a link.
     """
+    if link_target and (verdict.state == NEW or (verdict.state == DRIFTED and approved == current)):
+        return f"{file} leads to {link_target}, outside its folder, and waits for your approval"
     if verdict.state == DRIFTED and approved is not None and current is not None:
         added = removed = 0
         for line in difflib.ndiff(approved.splitlines(), current.splitlines()):
@@ -197,6 +213,7 @@ def baseline_to_json(file: str, baseline: Baseline) -> str:
             "size": baseline.size,
             "approved_at": baseline.approved_at,
             "content": baseline.content,
+            "link_target": baseline.link_target,
         },
         ensure_ascii=False,
         indent=1,
@@ -221,7 +238,10 @@ def baseline_from_json(text: str | bytes) -> Baseline:
         raise ValueError("fields are missing or of the wrong type")  # noqa: TRY004 - a damaged record
     if fingerprint(content) != sha or len(content.encode("utf-8")) != size:
         raise ValueError("the stored copy does not match its stored fingerprint")
-    return Baseline(sha, size, float(at), content)
+    link = doc.get("link_target", "")  # absent in records written before links were tracked
+    if not isinstance(link, str):
+        raise ValueError("the link target is of the wrong type")  # noqa: TRY004 - a damaged record
+    return Baseline(sha, size, float(at), content, link)
 
 
 K = TypeVar("K", bound=Hashable)

@@ -1,0 +1,151 @@
+"""The drift guard's values: what is watched, what a file's state is, what is announced.
+
+Kept apart from the service (:mod:`hearthside.app.drift`) and the live watcher
+(:mod:`hearthside.app.drift_live`) so that each of those imports this module and neither
+imports the other's internals; the CLI, headless mode, the tray and the review window use
+these types through ``hearthside.app.drift``, which re-exports them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SKILLS = "skills"
+SKILL_FILE = "SKILL.md"
+
+
+@dataclass(frozen=True)
+class FileStatus:
+    """One watched file's state against its approved copy.
+
+    ``link_target`` is where the file really is when a link leads it outside its folder (a
+    bootstrap file, a skill, the soul); such a file is used only once that link is approved.
+    """
+
+    persona: str  # "" for the user soul
+    file: str  # "soul.md", "SOUL.md", "skills/NAME/SKILL.md"
+    path: str
+    state: str
+    baseline: str  # approved fingerprint, "" when none (or damaged)
+    current: str  # current fingerprint, "" when unusable or gone
+    findings: tuple[str, ...] = ()
+    reason: str = ""
+    link_target: str = ""
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "path": self.path,
+            "state": self.state,
+            "baseline": self.baseline,
+            "current": self.current,
+            "findings": list(self.findings),
+            "persona": self.persona,
+            "file": self.file,
+            "reason": self.reason,
+            "link_target": self.link_target,
+        }
+
+
+@dataclass(frozen=True)
+class DriftEvent:
+    """A settled change of a watched file: its state, or its content (a new fingerprint).
+
+    The first five fields are the stable API the CLI, headless mode and the tray use; the rest
+    were added later (with defaults, so older constructors still work). ``fingerprint`` is the
+    current content's SHA-256 ("" when the file is unusable or gone); ``is_link`` and
+    ``link_target`` say the file leads outside its folder through a link, and where.
+    """
+
+    persona: str
+    file: str
+    path: str
+    state: str
+    summary: str
+    fingerprint: str = ""
+    baseline: str = ""
+    is_link: bool = False
+    link_target: str = ""
+    findings: tuple[str, ...] = ()
+    reason: str = ""
+
+    def as_dict(self) -> dict[str, object]:
+        return {"persona": self.persona, "file": self.file, "path": self.path,
+                "state": self.state, "summary": self.summary, "fingerprint": self.fingerprint,
+                "baseline": self.baseline, "is_link": self.is_link, "link_target": self.link_target,
+                "findings": list(self.findings), "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class HeldBack:
+    """What a new session leaves out until the user approves it, and which links it may follow.
+
+    ``files``/``skills``/``soul`` are held back by strict mode (drifted or new). ``link_skills``
+    are persona skills leading outside the folder through a link nobody approved (always held,
+    whatever the mode), with the reason; ``links`` maps bootstrap names to the outside targets
+    the user approved, which composing may follow.
+    """
+
+    files: frozenset[str] = frozenset()  # bootstrap names, e.g. "SOUL.md"
+    skills: frozenset[str] = frozenset()  # persona skill names (folders under skills/)
+    soul: bool = False  # the user soul (soul.md)
+    links: Mapping[str, str] = field(default_factory=dict)
+    link_skills: Mapping[str, str] = field(default_factory=dict)
+
+    def notes(self) -> list[str]:
+        """One line per held-back item, for the session's notes."""
+        names = sorted(self.files) + [f"skill {n}" for n in sorted(self.skills)]
+        names += ["your soul (soul.md)"] if self.soul else []
+        out = [f"{n} left out: it changed since you approved it (strict mode)" for n in names]
+        out += [f"skill {n} left out: {why}" for n, why in sorted(self.link_skills.items())
+                if n not in self.skills]
+        return out
+
+    @property
+    def all_skills(self) -> frozenset[str]:
+        """Every persona skill the session must not offer."""
+        return self.skills | frozenset(self.link_skills)
+
+
+@dataclass(frozen=True)
+class Unit:
+    """A watched unit: the user soul (one file) or a persona folder."""
+
+    key: str
+    persona: str  # "" for the soul
+    root: Path  # the folder (for the soul: the folder holding soul.md)
+    soul_file: Path | None = None
+
+    @property
+    def is_soul(self) -> bool:
+        return self.soul_file is not None
+
+    def path_of(self, name: str) -> Path:
+        """Where a watched name of this unit lives."""
+        return self.soul_file if self.soul_file is not None else self.root / name
+
+
+@dataclass(frozen=True)
+class Observation:
+    """One settle's look at a file: its status plus the two texts a summary compares.
+
+    Produced by a single read of the file, so the live watcher announces what the service
+    judged without reading the file a second time. ``approved_link`` is the outside target the
+    approval recorded ("" when none).
+    """
+
+    status: FileStatus
+    approved: str | None  # the approved text; None when there is none (or it is damaged)
+    current: str | None  # the current clean text; None when the file is unusable or gone
+    approved_link: str = ""
+
+
+@dataclass(frozen=True)
+class WatchRoots:
+    """Folders the live watcher watches besides the units: where personas, approvals and the
+    settings (which name added folders) live."""
+
+    personas_dir: Path
+    baselines_dir: Path
+    settings_file: Path
