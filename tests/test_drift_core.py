@@ -157,3 +157,17 @@ def test_debounce_rejects_nonsense_windows() -> None:
 def test_reading_fingerprint_matches_contract_sha256(text: str) -> None:
     r = Reading.of_text(text)
     assert r.sha256 == fingerprint(text) and r.size == len(text.encode("utf-8"))
+
+
+def test_the_live_watcher_does_not_import_the_drift_service() -> None:
+    """Issue 10 item 5: values live in drift_types; drift_live sees the service only through
+    its DriftSource protocol, so the two modules no longer import each other."""
+    import ast
+    from pathlib import Path
+
+    import hearthside.app.drift_live as live
+
+    tree = ast.parse(Path(live.__file__).read_text(encoding="utf-8"))
+    imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+    assert "drift" not in imported and "hearthside.app.drift" not in imported, imported
+    assert "drift_types" in imported

@@ -449,17 +449,17 @@ def test_each_settled_edit_of_a_drifted_file_is_one_event(app: AppContext, isola
 
 def test_one_read_per_settle(app: AppContext, isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The event is built from the settle's own reading: the edited file is read once."""
-    import hearthside.app.drift as drift_mod
+    import hearthside.core.compose as compose_mod
 
     root = make_persona(isolated_home, "alice")
     reads: list[str] = []
-    real_read = drift_mod.read_persona_file
+    real_read = compose_mod.read_bounded
 
-    def counting(path, name=None, scan=True):  # type: ignore[no-untyped-def]
+    def counting(path, cap):  # type: ignore[no-untyped-def]
         reads.append(str(path))
-        return real_read(path, name, scan)
+        return real_read(path, cap)
 
-    monkeypatch.setattr(drift_mod, "read_persona_file", counting)
+    monkeypatch.setattr(compose_mod, "read_bounded", counting)  # every persona-file read goes here
     _, events = started(app)
     reads.clear()
     atomic_save(root / "SOUL.md", "edited once")
