@@ -72,11 +72,11 @@ def status_cmd(ctx: click.Context, as_json: bool) -> None:
         who = s.persona or "(your soul)"
         line = f"{s.state:<9} {who}: {s.file}   {s.path}"
         click.echo(line)
+        if s.state != "approved" and s.reason:
+            click.echo(f"          {s.reason}")
         if s.link_target:
             click.echo(f"          link: {s.file} -> {s.link_target} (outside its folder; used only "
                        "once you approve the link)")
-        if s.state != "approved" and s.reason:
-            click.echo(f"          {s.reason}")
         for f in s.findings:
             click.echo(f"          finding: {f}")
     held = [s for s in statuses if s.state in ("drifted", "new")]
