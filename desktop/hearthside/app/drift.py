@@ -141,9 +141,10 @@ class DriftService:
 
     # -- reading ---------------------------------------------------------------------------
 
-    def _read(self, unit: Unit, name: str) -> Reading:
+    def _read(self, unit: Unit, name: str, root_real: str = "") -> Reading:
         """One bounded read of a watched file: its clean text, or why it cannot be used, and
-        where it really is when a link leads it outside its unit (judged on what was read)."""
+        where it really is when a link leads it outside its unit (judged on what was read).
+        ``root_real`` is the unit folder's real path, when the caller already has it."""
         path = unit.path_of(name)
         if not os.path.lexists(path):
             return Reading(False, None, reason="the file does not exist")
@@ -159,7 +160,7 @@ class DriftService:
             target = self.outside_target(unit, name)
             return Reading(True, None, reason=pf.reason, findings=self._link_findings(unit, name, target),
                            link_target=target)
-        target = outside_target(os.path.realpath(unit.root), pf.real_path)
+        target = outside_target(root_real or os.path.realpath(unit.root), pf.real_path)
         findings = self._link_findings(unit, name, target)
         if pf.finding is not None:
             findings += (f"{name} contains an {pf.finding.describe()}",)
@@ -199,8 +200,9 @@ class DriftService:
             first = folder_exists and not self.store.unit_scanned(unit.key)
             out: list[Observation] = []
             any_present = False
+            root_real = os.path.realpath(unit.root)
             for name in self.file_names(unit):
-                reading = self._read(unit, name)
+                reading = self._read(unit, name, root_real)
                 any_present = any_present or reading.exists
                 baseline, damage = self.store.load(unit.key, name)
                 if not reading.exists and baseline is None and not damage and not unit.is_soul:

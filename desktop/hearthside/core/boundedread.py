@@ -35,6 +35,7 @@ class BoundedRead:
 
 #: Where the kernel's pseudo-files live; nothing under them is ever read as a user's file.
 SPECIAL_ROOTS: tuple[str, ...] = ("/proc", "/sys", "/dev")
+_SPECIAL_PREFIXES = tuple(r + "/" for r in SPECIAL_ROOTS)
 _special_devs: frozenset[int] | None = None
 
 
@@ -54,7 +55,7 @@ def _special_devices() -> frozenset[int]:
 
 def is_special_path(real: str) -> bool:
     """True when a resolved path lies under ``/proc``, ``/sys`` or ``/dev``."""
-    return any(real == r or real.startswith(r + "/") for r in SPECIAL_ROOTS)
+    return real.startswith(_SPECIAL_PREFIXES) or real in SPECIAL_ROOTS
 
 
 def fd_real_path(fd: int, fallback: str | os.PathLike[str]) -> str:
@@ -68,9 +69,9 @@ def fd_real_path(fd: int, fallback: str | os.PathLike[str]) -> str:
     return os.path.realpath(fallback)
 
 
-def special_file_reason(fd: int, st: os.stat_result, path: str) -> str:
-    """A sentence when the open file belongs to ``/proc``, ``/sys`` or ``/dev``; "" otherwise."""
-    real = fd_real_path(fd, path)
+def special_file_reason(real: str, st: os.stat_result, path: str) -> str:
+    """A sentence when the open file (real path ``real``) belongs to ``/proc``, ``/sys`` or
+    ``/dev``; "" otherwise."""
     if is_special_path(real) or st.st_dev in _special_devices():
         where = real if is_special_path(real) else "a kernel filesystem"
         return (f"{path} leads to {where}, a special system file; Hearthside never reads files "
@@ -84,6 +85,12 @@ def open_regular(path: str | os.PathLike[str]) -> tuple[int, int] | str:
     The caller owns the descriptor. ``O_NONBLOCK`` keeps a FIFO from hanging the open and
     ``fstat`` on the open descriptor means a swap between check and read cannot fool us.
     """
+    opened = _open_regular(path)
+    return opened if isinstance(opened, str) else opened[:2]
+
+
+def _open_regular(path: str | os.PathLike[str]) -> tuple[int, int, str] | str:
+    """:func:`open_regular`, plus the real path of what was opened."""
     p = os.fspath(path)
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     flags |= getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
@@ -112,11 +119,12 @@ def open_regular(path: str | os.PathLike[str]) -> tuple[int, int] | str:
     if not stat.S_ISREG(st.st_mode):
         os.close(fd)
         return f"{p} is {_kind(st.st_mode)}, not a regular file; it was not read"
-    special = special_file_reason(fd, st, p)
+    real = fd_real_path(fd, p)
+    special = special_file_reason(real, st, p)
     if special:
         os.close(fd)
         return special
-    return fd, st.st_size
+    return fd, st.st_size, real
 
 
 def read_capped(fd: int, size: int, cap: int) -> bytes:
@@ -143,12 +151,11 @@ def read_capped(fd: int, size: int, cap: int) -> bytes:
 
 def read_bounded(path: str | os.PathLike[str], cap: int) -> BoundedRead:
     """Read at most ``cap + 1`` bytes of a regular file without ever blocking."""
-    opened = open_regular(path)
+    opened = _open_regular(path)
     if isinstance(opened, str):
         return BoundedRead(None, opened)
-    fd, size = opened
+    fd, size, real = opened
     try:
-        real = fd_real_path(fd, path)
         data = read_capped(fd, size, cap)
     except OSError as exc:
         return BoundedRead(None, f"{os.fspath(path)} cannot be read: {exc.strerror or exc}")
