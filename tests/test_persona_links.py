@@ -63,6 +63,9 @@ def test_linked_secrets_reach_the_model_only_after_approval_and_proc_never(  # t
     assert entries["MEMORY.md"]["state"] == "new" and entries["MEMORY.md"]["link_target"] == str(key)
     assert entries["USER.md"]["state"] == "rejected" and "/proc" in entries["USER.md"]["reason"]
 
+    diff = run_cli("soul", "diff", str(root / "MEMORY.md"))  # the review names the link and its target
+    assert diff.returncode == 0 and diff.stdout.startswith(
+        f"# MEMORY.md is a link to {key}, outside its folder; it is used only once you approve the link\n")
     approve_proc = run_cli("soul", "approve", str(root / "USER.md"))
     assert approve_proc.returncode == 1 and "/proc" in approve_proc.stderr  # /proc cannot be approved
     approved = run_cli("soul", "approve", str(root / "MEMORY.md"))

@@ -430,6 +430,12 @@ class DriftService:
         baseline, damage = self.store.load(unit.key, name)
         reading = self._read(unit, name)
         header = ""
+        if reading.link_target:
+            approved_link = baseline.link_target if baseline else ""
+            header += f"# {name} is a link to {reading.link_target}, outside its folder"
+            header += ("; you approved this link\n" if approved_link == reading.link_target else
+                       f"; you approved a link to {approved_link}\n" if approved_link else
+                       "; it is used only once you approve the link\n")
         if damage:
             header += f"# the approved copy cannot be used: {damage}\n"
         elif baseline is None:
