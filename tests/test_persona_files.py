@@ -30,10 +30,11 @@ def test_utf16_files_with_a_bom_are_decoded_like_their_utf8_twin(tmp_path: Path)
         assert "\x00" not in comp.soul and comp.skipped == {}
 
 
-def test_an_oversized_utf16_file_is_cut_at_the_cap_between_characters(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("codec", "bom"), [("utf-16-le", b"\xff\xfe"), ("utf-16-be", b"\xfe\xff")])
+def test_an_oversized_utf16_file_is_cut_at_the_cap_between_characters(tmp_path: Path, codec: str, bom: bytes) -> None:
     # 4-byte surrogate pairs straddle the cap: the cut must keep each emoji whole.
     body = "😀" * (MAX_BOOTSTRAP_FILE_BYTES // 4 + 10)
-    (tmp_path / "MEMORY.md").write_bytes(b"\xff\xfe" + body.encode("utf-16-le"))
+    (tmp_path / "MEMORY.md").write_bytes(bom + body.encode(codec))
     comp = compose_persona(tmp_path)
     assert comp.found == ("MEMORY.md",) and comp.truncated == ("MEMORY.md",)
     kept = comp.soul.removeprefix("## MEMORY.md\n\n").removesuffix(TRUNCATION_NOTICE)
