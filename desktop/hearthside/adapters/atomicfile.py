@@ -51,7 +51,7 @@ def write_atomic(path: str | os.PathLike[str], data: bytes | str, mode: int = 0o
 
 
 def keep_backup(path: str | os.PathLike[str]) -> Path:
-    """Rename an unparsable app file aside (``NAME.broken-<time>``) so nothing is lost."""
+    """Rename an unparsable app file aside (``NAME.broken-<time>``, mode 0600) so nothing is lost."""
     src = Path(path)
     dst = src.with_name(f"{src.name}.broken-{time.strftime('%Y%m%d-%H%M%S')}")
     n = 1
@@ -59,4 +59,10 @@ def keep_backup(path: str | os.PathLike[str]) -> Path:
         dst = src.with_name(f"{src.name}.broken-{time.strftime('%Y%m%d-%H%M%S')}-{n}")
         n += 1
     os.replace(src, dst)
+    # The damaged file may hold user text or a pasted secret: only the user may read the copy,
+    # whatever mode the original had (a hand-edited file is often 0644).
+    try:
+        os.chmod(dst, 0o600)
+    except OSError:
+        pass
     return dst

@@ -22,6 +22,7 @@ import filelock
 from ..core.agent import ChatModel, ModelError
 from ..core.compose import read_persona_file
 from ..core.heartbeat import HeartbeatSettings, classify_reply, is_duplicate, skip_reason, utcnow
+from ..core.redact import redact
 from .notify import NotificationHistory, Notifier, default_notifier
 
 log = logging.getLogger(__name__)
@@ -153,13 +154,17 @@ class HeartbeatService:
             return HeartbeatOutcome(persona, "silent", "acknowledged" if verdict.acknowledged else "empty reply",
                                     verdict.text)
         now = self.clock()
-        if is_duplicate(verdict.text, persona, self.history.notified(), now):
-            self.history.append(persona, verdict.text, "duplicate", now)
-            return HeartbeatOutcome(persona, "silent", "same alert already notified within 24 hours", verdict.text)
-        self.history.append(persona, verdict.text, "notified", now)
-        shown = await asyncio.to_thread(self.notifier.notify, persona, verdict.text)
+        # What leaves the process (history file, desktop, outcome text) is redacted like the
+        # log: the model may echo a secret it saw. History holds the redacted text, so the
+        # de-duplication compares redacted with redacted.
+        text = redact(verdict.text)
+        if is_duplicate(text, persona, self.history.notified(), now):
+            self.history.append(persona, text, "duplicate", now)
+            return HeartbeatOutcome(persona, "silent", "same alert already notified within 24 hours", text)
+        self.history.append(persona, text, "notified", now)
+        shown = await asyncio.to_thread(self.notifier.notify, persona, text)
         return HeartbeatOutcome(persona, "notified", "" if shown else "no notifier could show it (see history)",
-                                verdict.text)
+                                text)
 
     def _failed(self, persona: str, reason: str) -> HeartbeatOutcome:
         self.history.append(persona, reason, "failed", self.clock())

@@ -22,6 +22,7 @@ from typing import Protocol
 import filelock
 
 from ..adapters.atomicfile import write_atomic
+from ..core.redact import redact
 
 log = logging.getLogger(__name__)
 
@@ -136,7 +137,8 @@ class NotificationHistory:
 
     def append(self, persona: str, text: str, status: str, when: datetime | None = None) -> HistoryEntry:
         when = when or datetime.now(UTC)
-        entry = HistoryEntry(persona, when.isoformat(), text, status)
+        # The same redaction as the log: a check-in reply may echo a known secret.
+        entry = HistoryEntry(persona, when.isoformat(), redact(text), status)
         with self._mutex, self._lock():
             kept = self.entries()[-(self.max_entries - 1):] if self.max_entries > 1 else []
             kept.append(entry)

@@ -11,8 +11,10 @@ from typing import Any
 import click
 
 from ..core.agent import AgentResult, ModelError, ToolCall, ToolEvent
+from ..core.redact import redact
+from ..core.termsafe import StreamCleaner
 from ..core.tools import PermissionMode, Tool
-from .common import HandledError, get_app, require_persona
+from .common import HandledError, echo, get_app, require_persona
 from .running import connect_mcp, model_or_offer
 
 
@@ -32,12 +34,28 @@ class TerminalApprover:
 
 def _tool_line(ev: ToolEvent) -> None:
     mark = "error" if ev.result.is_error else "ok"
-    click.echo(f"[{ev.call.name}: {mark}]", err=True)
+    echo(f"[{ev.call.name}: {mark}]", err=True)
 
 
-def _stream(piece: str) -> None:
-    sys.stdout.write(piece)
-    sys.stdout.flush()
+class _Streamer:
+    """Writes an answer as it streams, through the same filter as every other line
+    (:func:`~.common.safe_text`): a piece is held back until its word is complete, so a secret
+    or an escape sequence split across pieces is caught whole."""
+
+    def __init__(self) -> None:
+        self._cleaner = StreamCleaner(redact)
+
+    def __call__(self, piece: str) -> None:
+        self._write(self._cleaner.feed(piece))
+
+    def finish(self) -> None:
+        self._write(self._cleaner.flush())
+
+    @staticmethod
+    def _write(text: str) -> None:
+        if text:
+            sys.stdout.write(text)
+            sys.stdout.flush()
 
 
 @click.command()
@@ -61,28 +79,30 @@ def chat(ctx: click.Context, persona: str, message: str | None, plan: bool, acce
     connect_mcp(app)
     prepared = app.sessions.prepare(persona, mode)
     for note in prepared.notes:
-        click.echo(f"note: {note}", err=True)
+        echo(f"note: {note}", err=True)
     approver = TerminalApprover(sys.stdin.isatty())
     agent = app.sessions.agent(prepared, model, approver, on_tool=_tool_line)
 
     def ask(text: str) -> AgentResult:
-        future = app.runtime.submit(agent.send(text, _stream))
+        stream = _Streamer()
+        future = app.runtime.submit(agent.send(text, stream))
         try:
             res = future.result()
+            stream.finish()
         except ModelError as exc:
             if not interactive:
                 raise HandledError(str(exc)) from exc
-            click.echo(f"\nhearthside: {exc}", err=True)
+            echo(f"\nhearthside: {exc}", err=True)
             return AgentResult("", "failed", 0, 0)
         except KeyboardInterrupt:
             app.runtime.loop.call_soon_threadsafe(agent.cancel)  # the agent lives on the runtime loop
-            click.echo("\n[cancelled]", err=True)
+            echo("\n[cancelled]", err=True)
             concurrent.futures.wait([future], timeout=10)  # its outcome no longer matters
             return AgentResult("", "cancelled", 0, 0)
         if res.text and not res.text.endswith("\n"):
             sys.stdout.write("\n")
         if res.note:
-            click.echo(res.note, err=True)
+            echo(res.note, err=True)
         return res
 
     try:
@@ -90,7 +110,7 @@ def chat(ctx: click.Context, persona: str, message: str | None, plan: bool, acce
             if ask(message or "").stopped == "cancelled":
                 raise HandledError("cancelled: you interrupted the answer.")
             return
-        click.echo(f"Chatting with {persona}. Type /exit or press Ctrl-D to stop.", err=True)
+        echo(f"Chatting with {persona}. Type /exit or press Ctrl-D to stop.", err=True)
         while True:
             try:
                 line = input("you> " if sys.stdin.isatty() else "")

@@ -20,9 +20,7 @@ class HandledError(click.ClickException):
     exit_code = 1
 
     def show(self, file: Any = None) -> None:
-        from ..core.redact import redact
-
-        click.echo(redact(f"hearthside: {self.format_message()}"), err=True)
+        click.echo(safe_text(f"hearthside: {self.format_message()}"), err=True)
 
 
 class State:
@@ -65,10 +63,29 @@ def require_persona(app: AppContext, persona: str) -> Any:
 
 
 def emit_json(doc: Any) -> None:
-    """Print exactly one JSON document on stdout (secrets masked)."""
+    """Print exactly one JSON document on stdout (secrets masked; DEL and C1 characters, which
+    ``json.dumps`` leaves raw, written as ``\\u`` escapes so no terminal sequence gets through)."""
     from ..core.redact import redact_obj
+    from ..core.termsafe import escape_json_controls
 
-    sys.stdout.write(json.dumps(redact_obj(doc), indent=2, ensure_ascii=False, sort_keys=False) + "\n")
+    text = json.dumps(redact_obj(doc), indent=2, ensure_ascii=False, sort_keys=False)
+    sys.stdout.write(escape_json_controls(text) + "\n")
+
+
+def safe_text(text: Any) -> str:
+    """What may be printed of ``text``: secrets masked (the log's redaction), then terminal
+    control sequences and characters removed. The one filter every CLI line goes through."""
+    from ..core.redact import redact
+    from ..core.termsafe import strip_controls
+
+    return strip_controls(redact("" if text is None else str(text)))
+
+
+def echo(text: Any = "", err: bool = False, nl: bool = True) -> None:
+    """Print one line (or block) of text through :func:`safe_text`. Every command prints with
+    this, never with ``click.echo`` directly: model answers, memory values, persona and pack
+    files are text Hearthside did not write, and may carry secrets or escape sequences."""
+    click.echo(safe_text(text), err=err, nl=nl)
 
 
 def read_secret(label: str) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .common import emit_json, get_app, json_option
+from .common import echo, emit_json, get_app, json_option
 
 
 @click.command()
@@ -20,7 +20,7 @@ def doctor(ctx: click.Context, as_json: bool) -> None:
         return
     marks = {"ok": "ok  ", "warn": "warn", "fail": "FAIL"}
     for c in checks:
-        click.echo(f"[{marks.get(c.status, c.status)}] {c.name}: {c.detail}")
+        echo(f"[{marks.get(c.status, c.status)}] {c.name}: {c.detail}")
         if c.name == "locations" and c.data:
             for k, v in c.data.items():
-                click.echo(f"         {k}: {v}")
+                echo(f"         {k}: {v}")

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from .common import HandledError, emit_json, get_app, json_option, require_persona
+from .common import HandledError, echo, emit_json, get_app, json_option, require_persona
 from .running import connect_mcp
 
 
@@ -30,9 +30,9 @@ def run_cmd(ctx: click.Context, persona: str, as_json: bool) -> None:
     if as_json:
         emit_json(out.as_dict())
     else:
-        click.echo(f"{out.status}: {out.reason}" if out.reason else out.status)
+        echo(f"{out.status}: {out.reason}" if out.reason else out.status)
         if out.text and out.status == "notified":
-            click.echo(out.text)
+            echo(out.text)
     if out.status == "failed":
         raise HandledError(f"the heartbeat for {persona} failed: {out.reason}")
 
@@ -68,9 +68,9 @@ def history_cmd(ctx: click.Context, persona: str, as_json: bool) -> None:
         emit_json([{"persona": e.persona, "time": e.time, "text": e.text, "status": e.status} for e in entries])
         return
     if not entries:
-        click.echo(f"No notifications from {persona} yet." if persona else "No notifications yet.")
+        echo(f"No notifications from {persona} yet." if persona else "No notifications yet.")
     for e in entries:
-        click.echo(f"{_local_time(e.time)}\t{e.persona}\t{e.status}\t{e.text}")
+        echo(f"{_local_time(e.time)}\t{e.persona}\t{e.status}\t{e.text}")
 
 
 def _local_time(stamp: str) -> str:
@@ -85,7 +85,7 @@ def _set_paused(ctx: click.Context, persona: str, paused: bool) -> None:
     app = get_app(ctx)
     require_persona(app, persona)
     app.heartbeat.set_paused(persona, paused)
-    click.echo(f"Heartbeat for {persona} {'paused' if paused else 'resumed'}.")
+    echo(f"Heartbeat for {persona} {'paused' if paused else 'resumed'}.")
 
 
 @heartbeat.command("pause")

@@ -18,9 +18,17 @@ from ..core.mcpconfig import (
     check_header,
     validate_server,
 )
-from ..core.redact import MASK, is_secret_name, mask, redact
+from ..core.redact import MASK, is_secret_name, mask
 from ..core.secrets import SecretStoreError
-from .common import HandledError, emit_json, get_app, json_option, read_secret, refuse_pasted_secret
+from .common import (
+    HandledError,
+    echo,
+    emit_json,
+    get_app,
+    json_option,
+    read_secret,
+    refuse_pasted_secret,
+)
 
 #: How long ``tools`` / ``test`` wait for a server beyond its own timeouts.
 _GRACE = 15.0
@@ -43,8 +51,8 @@ def _pairs(items: tuple[str, ...], what: str) -> dict[str, str]:
 
 
 def _echo(message: str, err: bool = False) -> None:
-    """Every line this command prints goes through the redactor."""
-    click.echo(redact(message), err=err)
+    """Every line this command prints goes through the redactor and the control-character filter."""
+    echo(message, err=err)
 
 
 @click.group()

@@ -9,7 +9,7 @@ import click
 
 from ..core.memory import MemoryStoreError
 from ..core.memory.model import VersionConflictError
-from .common import HandledError, emit_json, get_app, handled, json_option, require_persona
+from .common import HandledError, echo, emit_json, get_app, handled, json_option, require_persona
 
 persona_option = click.option("--persona", "persona", required=True, help="The persona whose memory to use.")
 
@@ -43,11 +43,11 @@ def list_cmd(ctx: click.Context, persona: str, prefix: str, as_json: bool) -> No
         emit_json([e.as_dict() for e in entries])
         return
     if not entries:
-        click.echo(f"{persona} has no memory under {prefix!r}." if prefix
+        echo(f"{persona} has no memory under {prefix!r}." if prefix
                    else f"{persona} has not learned anything yet.")
     for e in entries:
         flag = f"  [flagged: {e.finding}]" if e.finding else ""
-        click.echo(f"{e.key}  ({e.version}, {_day(e.updated_at)}){flag}\n    {e.value}")
+        echo(f"{e.key}  ({e.version}, {_day(e.updated_at)}){flag}\n    {e.value}")
 
 
 @memory.command("search")
@@ -64,9 +64,9 @@ def search_cmd(ctx: click.Context, persona: str, query: str, limit: int, as_json
         emit_json([e.as_dict(with_value=False) for e in hits])
         return
     if not hits:
-        click.echo("No memory matches.")
+        echo("No memory matches.")
     for e in hits:
-        click.echo(f"{e.key}\t{e.description}")
+        echo(f"{e.key}\t{e.description}")
 
 
 @memory.command("inspect")
@@ -83,11 +83,11 @@ def inspect_cmd(ctx: click.Context, persona: str, key: str, as_json: bool) -> No
     if as_json:
         emit_json(rec.as_dict())
         return
-    click.echo(f"{key}: current version {rec.current.version} ({rec.current.status})"
+    echo(f"{key}: current version {rec.current.version} ({rec.current.status})"
                + ("; older history was dropped" if rec.truncated else ""))
     for r in rec.revisions:
         flag = f" [flagged: {r.finding}]" if r.finding else ""
-        click.echo(f"  {r.version}  {r.status:<10} {r.writer}/{r.origin}  {_day(r.updated_at)}{flag}\n      {r.value}")
+        echo(f"  {r.version}  {r.status:<10} {r.writer}/{r.origin}  {_day(r.updated_at)}{flag}\n      {r.value}")
 
 
 @memory.command("remember")
@@ -107,7 +107,7 @@ def remember_cmd(ctx: click.Context, persona: str, key: str, value: str, descrip
     if as_json:
         emit_json(rec.current.as_dict())
     else:
-        click.echo(f"Saved {key} (version {rec.current.version}).")
+        echo(f"Saved {key} (version {rec.current.version}).")
 
 
 @memory.command("forget")
@@ -133,7 +133,7 @@ def forget_cmd(ctx: click.Context, persona: str, key: str, version: str, as_json
     if as_json:
         emit_json(rec.as_dict())
     else:
-        click.echo(f"Forgot {key}. Undo with: hearthside memory undo --persona {persona} {key} "
+        echo(f"Forgot {key}. Undo with: hearthside memory undo --persona {persona} {key} "
                    f"--version {rec.current.version}")
 
 
@@ -151,7 +151,7 @@ def undo_cmd(ctx: click.Context, persona: str, key: str, version: str, as_json: 
         emit_json(rec.as_dict())
     else:
         state = "restored" if rec.exists else "removed"
-        click.echo(f"Undid the latest change to {key}: value {state} (version {rec.current.version}).")
+        echo(f"Undid the latest change to {key}: value {state} (version {rec.current.version}).")
 
 
 @memory.command("repair")
@@ -162,6 +162,6 @@ def repair_cmd(ctx: click.Context, persona: str) -> None:
     with handled(MemoryStoreError):
         moved = _store(ctx, persona).repair()
     if moved is None:
-        click.echo(f"{persona}'s memory file is fine; nothing to repair.")
+        echo(f"{persona}'s memory file is fine; nothing to repair.")
     else:
-        click.echo(f"Moved the damaged file to {moved}; {persona} starts with an empty memory.")
+        echo(f"Moved the damaged file to {moved}; {persona} starts with an empty memory.")

@@ -10,6 +10,7 @@ from ..adapters.model_client import API_KEY_REF, ModelNotConfigured, probe_local
 from ..core.secrets import SecretStoreError
 from .common import (
     HandledError,
+    echo,
     emit_json,
     get_app,
     handled,
@@ -41,7 +42,7 @@ def show_cmd(ctx: click.Context, as_json: bool) -> None:
     if as_json:
         emit_json(doc)
         return
-    click.echo(f"{cfg.model} at {cfg.base_url} (from {doc['source']}); API key: {doc['credential_source']}")
+    echo(f"{cfg.model} at {cfg.base_url} (from {doc['source']}); API key: {doc['credential_source']}")
 
 
 @model.command("use")
@@ -58,11 +59,11 @@ def use_cmd(ctx: click.Context, base_url: str, name: str) -> None:
     if base.endswith("/chat/completions"):
         # The full endpoint pasted from a service's docs: the client adds that part itself.
         base = base.removesuffix("/chat/completions")
-        click.echo(f"note: using the base URL {base} (Hearthside adds /chat/completions itself).", err=True)
+        echo(f"note: using the base URL {base} (Hearthside adds /chat/completions itself).", err=True)
     app = get_app(ctx)
     app.settings.set("model.base_url", base)
     app.settings.set("model.name", name.strip())
-    click.echo(f"Personas now talk to {name.strip()} at {base}.")
+    echo(f"Personas now talk to {name.strip()} at {base}.")
 
 
 @model.command("set-key")
@@ -74,7 +75,7 @@ def set_key_cmd(ctx: click.Context, pasted: tuple[str, ...]) -> None:
     value = read_secret("API key")  # never empty: it refuses an empty line itself
     with handled(SecretStoreError):
         get_app(ctx).secrets.set(API_KEY_REF, value)
-    click.echo("The API key is stored in the keyring.")
+    echo("The API key is stored in the keyring.")
 
 
 @model.command("forget-key")
@@ -84,10 +85,10 @@ def forget_key_cmd(ctx: click.Context) -> None:
     secrets = get_app(ctx).secrets
     with handled(SecretStoreError):
         if secrets.get(API_KEY_REF) is None:
-            click.echo("No API key is stored in the keyring; nothing to remove.")
+            echo("No API key is stored in the keyring; nothing to remove.")
             return
         secrets.delete(API_KEY_REF)
-    click.echo("The API key was removed from the keyring.")
+    echo("The API key was removed from the keyring.")
 
 
 @model.command("find")
@@ -100,8 +101,8 @@ def find_cmd(ctx: click.Context, as_json: bool) -> None:
         emit_json(found)
         return
     if not found:
-        click.echo("No local model server found (Ollama: port 11434, LM Studio: port 1234).")
+        echo("No local model server found (Ollama: port 11434, LM Studio: port 1234).")
     for f in found:
-        click.echo(f"{f['label']} at {f['base_url']}: {', '.join(f['models']) or 'no models'}")
+        echo(f"{f['label']} at {f['base_url']}: {', '.join(f['models']) or 'no models'}")
         if f["models"]:
-            click.echo(f"  use it with: hearthside model use {f['base_url']} {f['models'][0]}")
+            echo(f"  use it with: hearthside model use {f['base_url']} {f['models'][0]}")

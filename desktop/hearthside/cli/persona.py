@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from ..app.personas import PersonaError
-from .common import emit_json, get_app, handled, json_option
+from .common import echo, emit_json, get_app, handled, json_option
 
 if TYPE_CHECKING:
     from ..app.context import AppContext
@@ -29,11 +29,11 @@ def list_cmd(ctx: click.Context, as_json: bool) -> None:
         emit_json([i.as_dict() for i in infos])
         return
     if not infos:
-        click.echo("No personas yet. Create one with: hearthside persona new NAME")
+        echo("No personas yet. Create one with: hearthside persona new NAME")
     for i in infos:
         state = "" if i.exists else "  (folder missing)"
         count = f"{len(i.files)} file{'' if len(i.files) == 1 else 's'}"
-        click.echo(f"{i.name}\t{i.path}\t{count}{state}")
+        echo(f"{i.name}\t{i.path}\t{count}{state}")
 
 
 @persona.command("new")
@@ -43,7 +43,7 @@ def new_cmd(ctx: click.Context, name: str) -> None:
     """Create a new persona folder from the starter templates (never overwrites)."""
     with handled(PersonaError):
         path = get_app(ctx).personas.create(name)
-    click.echo(f"Created {path}. Open the files in a text editor and make them yours.")
+    echo(f"Created {path}. Open the files in a text editor and make them yours.")
 
 
 @persona.command("add")
@@ -54,7 +54,7 @@ def add_cmd(ctx: click.Context, folder: str) -> None:
     with handled(PersonaError):
         info = get_app(ctx).personas.add_folder(folder)
     found = ", ".join(info.files) if info.files else "no persona files yet"
-    click.echo(f"Added {info.path} as persona {info.name!r} ({found}). Its files stay as they are.")
+    echo(f"Added {info.path} as persona {info.name!r} ({found}). Its files stay as they are.")
 
 
 @persona.command("remove")
@@ -64,7 +64,7 @@ def remove_cmd(ctx: click.Context, name: str) -> None:
     """Stop using a folder you added (its files are not touched)."""
     with handled(PersonaError):
         path = get_app(ctx).personas.remove_folder(name)
-    click.echo(f"Hearthside no longer uses {path}. Nothing in that folder was changed.")
+    echo(f"Hearthside no longer uses {path}. Nothing in that folder was changed.")
 
 
 @persona.command("compose")
@@ -83,11 +83,11 @@ def compose_cmd(ctx: click.Context, directory: str, as_json: bool) -> None:
     with handled(PersonaError):
         comp = app.personas.compose(directory, approved_links=_approved_links(app, directory))
     for name, reason in comp.skipped.items():
-        click.echo(f"note: {name} was skipped: {reason}", err=True)
+        echo(f"note: {name} was skipped: {reason}", err=True)
     for name, finding in comp.findings.items():
-        click.echo(f"warning: {name} contains an {finding}", err=True)
+        echo(f"warning: {name} contains an {finding}", err=True)
     for note in comp.extras.values():
-        click.echo(f"note: {note}", err=True)
+        echo(f"note: {note}", err=True)
     if as_json:
         emit_json({
             "soul": comp.soul,
@@ -98,7 +98,7 @@ def compose_cmd(ctx: click.Context, directory: str, as_json: bool) -> None:
             "extras": comp.extras,
         })
     else:
-        click.echo(comp.soul)
+        echo(comp.soul)
 
 
 def _approved_links(app: AppContext, directory: str) -> dict[str, str]:

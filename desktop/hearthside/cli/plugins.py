@@ -6,7 +6,7 @@ import os
 
 import click
 
-from .common import HandledError, emit_json, get_app, json_option, require_persona
+from .common import HandledError, echo, emit_json, get_app, json_option, require_persona
 
 wait_option = click.option(
     "--wait", type=click.FloatRange(min=0), default=0.0, show_default=True,
@@ -21,7 +21,7 @@ _PIP_NOISE = ("Requirement already satisfied:", "Looking in links:", "Looking in
 
 def _err(line: str) -> None:
     if not line.lstrip().startswith(_PIP_NOISE):
-        click.echo(line, err=True)
+        echo(line, err=True)
 
 
 @click.group()
@@ -44,21 +44,21 @@ def list_cmd(ctx: click.Context, as_json: bool) -> None:
                    for r in reports])
         return
     if app.safe_mode:
-        click.echo("Safe mode: third-party packs are not loaded.")
+        echo("Safe mode: third-party packs are not loaded.")
     if not reports:
-        click.echo("No plugin packs are installed. Install one with 'hearthside plugins install NAME'.")
+        echo("No plugin packs are installed. Install one with 'hearthside plugins install NAME'.")
         return
     for r in reports:
-        click.echo(f"{r.name}  ({r.dist} {r.version})  {r.status}")
+        echo(f"{r.name}  ({r.dist} {r.version})  {r.status}")
         if r.error:
-            click.echo(f"    {r.error}")
+            echo(f"    {r.error}")
         for kind, names in r.contributes.items():
             if names:
-                click.echo(f"    {kind}: {', '.join(names)}")
+                echo(f"    {kind}: {', '.join(names)}")
         for w in r.warnings:
-            click.echo(f"    warning: {w}")
+            echo(f"    warning: {w}")
         for name in held.get(r.name, []) if r.status == "ok" else []:
-            click.echo(f"    held back: skill {name!r} looks like an injection; read it, then "
+            echo(f"    held back: skill {name!r} looks like an injection; read it, then "
                        f"'hearthside plugins allow-skill {r.name}/{name}'")
 
 
@@ -79,17 +79,17 @@ def install_cmd(ctx: click.Context, spec: str, wait: float) -> None:
         outcome, reports = app.plugins.install(spec, _err, wait)
     except InstallError as exc:
         raise HandledError(str(exc)) from None
-    click.echo(f"{outcome.action} {outcome.dist} {outcome.version} (packs: {', '.join(outcome.pack_names)})")
+    echo(f"{outcome.action} {outcome.dist} {outcome.version} (packs: {', '.join(outcome.pack_names)})")
     if outcome.restart_needed:
-        click.echo("Restart Hearthside to use the new version.")
+        echo("Restart Hearthside to use the new version.")
     for r in reports:
         if r.status == "ok":
-            click.echo(f"loaded {r.name}")
+            echo(f"loaded {r.name}")
         else:
-            click.echo(f"{r.name} is installed but {r.status}: {r.error}")
+            echo(f"{r.name} is installed but {r.status}: {r.error}")
     held = [h for h in app.plugins.held_back_skills() if h.pack in outcome.pack_names]
     for h in held:
-        click.echo(f"skill {h.pack}/{h.name} is held back: {h.finding}. "
+        echo(f"skill {h.pack}/{h.name} is held back: {h.finding}. "
                    f"Allow it with 'hearthside plugins allow-skill {h.pack}/{h.name}'.")
 
 
@@ -105,7 +105,7 @@ def uninstall_cmd(ctx: click.Context, name: str, wait: float) -> None:
         dist, version = get_app(ctx).plugins.uninstall(name, _err, wait)
     except InstallError as exc:
         raise HandledError(str(exc)) from None
-    click.echo(f"removed {dist} {version}. Restart Hearthside to unload it.")
+    echo(f"removed {dist} {version}. Restart Hearthside to unload it.")
 
 
 @plugins.command("restore")
@@ -115,11 +115,11 @@ def restore_cmd(ctx: click.Context, wait: float) -> None:
     """Reinstall every pack you installed before (after moving or reinstalling Hearthside)."""
     results = get_app(ctx).plugins.restore(_err, wait)
     if not results:
-        click.echo("No packs are recorded; nothing to restore.")
+        echo("No packs are recorded; nothing to restore.")
         return
     bad = 0
     for name, status in results:
-        click.echo(f"{name}: {status}")
+        echo(f"{name}: {status}")
         bad += status not in ("ok", "already installed")
     if bad:
         raise HandledError(f"{bad} pack(s) could not be restored; see above")
@@ -135,11 +135,11 @@ def disable_cmd(ctx: click.Context, name: str) -> None:
         raise click.BadParameter("give the name of a pack or distribution", param_hint="NAME")
     svc = get_app(ctx).plugins
     if not svc.disable(name):
-        click.echo(f"{name} is already disabled.")
+        echo(f"{name} is already disabled.")
         return
-    click.echo(f"disabled {name}. It will not be loaded from the next start.")
+    echo(f"disabled {name}. It will not be loaded from the next start.")
     if name not in svc.known_names():
-        click.echo(f"note: no installed pack is called {name!r} yet; a pack of that name will "
+        echo(f"note: no installed pack is called {name!r} yet; a pack of that name will "
                    "stay off if you install one", err=True)
 
 
@@ -151,10 +151,10 @@ def enable_cmd(ctx: click.Context, name: str) -> None:
     svc = get_app(ctx).plugins
     if not svc.enable(name):
         if name in svc.known_names():  # like 'disable' twice: the wish is already true
-            click.echo(f"{name} is already enabled.")
+            echo(f"{name} is already enabled.")
             return
         raise HandledError(f"no pack named {name!r} is disabled; 'hearthside plugins list' shows the packs")
-    click.echo(f"enabled {name}. It will be loaded from the next start.")
+    echo(f"enabled {name}. It will be loaded from the next start.")
 
 
 @plugins.command("held")
@@ -167,9 +167,9 @@ def held_cmd(ctx: click.Context, as_json: bool) -> None:
         emit_json([h.as_dict() for h in held])
         return
     if not held:
-        click.echo("No pack skills are held back.")
+        echo("No pack skills are held back.")
     for h in held:
-        click.echo(f"{h.pack}/{h.name}: {h.finding}")
+        echo(f"{h.pack}/{h.name}: {h.finding}")
 
 
 @plugins.command("allow-skill")
@@ -181,7 +181,7 @@ def allow_skill_cmd(ctx: click.Context, name: str) -> None:
     if not allowed:
         raise HandledError(f"no held-back skill is named {name!r}; 'hearthside plugins held' lists them")
     for h in allowed:
-        click.echo(f"allowed {h.pack}/{h.name}")
+        echo(f"allowed {h.pack}/{h.name}")
 
 
 @plugins.command("skills")
@@ -202,6 +202,6 @@ def skills_cmd(ctx: click.Context, persona: str | None, as_json: bool) -> None:
         })
         return
     for m in metas:
-        click.echo(f"{m.name}  [{m.origin}{'/' + m.pack if m.pack else ''}]  {m.description}")
+        echo(f"{m.name}  [{m.origin}{'/' + m.pack if m.pack else ''}]  {m.description}")
     for d in diags:
-        click.echo(f"skipped {d.skill} [{d.origin}]: {d.reason}", err=True)
+        echo(f"skipped {d.skill} [{d.origin}]: {d.reason}", err=True)

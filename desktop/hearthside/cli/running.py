@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from ..adapters.model_client import ModelNotConfigured, probe_local
-from .common import HandledError
+from .common import HandledError, echo
 
 log = logging.getLogger(__name__)
 
@@ -30,7 +30,7 @@ def _note(text: str) -> None:
     """A plain ``note:`` line on stderr, like the session's other notes (a log line there would
     carry a timestamp and a logger name a user has no use for), plus the log file."""
     log.info("%s", text)
-    click.echo(f"note: {text}", err=True)
+    echo(f"note: {text}", err=True)
 
 
 def model_or_offer(app: Any, interactive: bool) -> Any:

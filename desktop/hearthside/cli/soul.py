@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from ..core.soul import SoulStore
-from .common import emit_json, get_app, handled, json_option
+from .common import echo, emit_json, get_app, handled, json_option
 
 if TYPE_CHECKING:
     from ..app.drift import DriftService
@@ -37,12 +37,12 @@ def show_cmd(ctx: click.Context, soul_file: str | None, as_json: bool) -> None:
             "reason": res.reason,
         })
         return
-    click.echo(f"path: {res.path}")
+    echo(f"path: {res.path}")
     if res.reason:
-        click.echo(f"not used: {res.reason}")
+        echo(f"not used: {res.reason}")
         return
-    click.echo(f"sha256: {res.sha256}\nsize: {res.size} bytes\n")
-    click.echo(res.body)
+    echo(f"sha256: {res.sha256}\nsize: {res.size} bytes\n")
+    echo(res.body)
 
 
 def _drift(ctx: click.Context) -> DriftService:
@@ -53,7 +53,7 @@ def _drift(ctx: click.Context) -> DriftService:
 def _warn_store(ctx: click.Context) -> None:
     err = _drift(ctx).store_error
     if err:
-        click.echo(f"warning: {err}", err=True)
+        echo(f"warning: {err}", err=True)
 
 
 @soul.command("status")
@@ -67,21 +67,21 @@ def status_cmd(ctx: click.Context, as_json: bool) -> None:
         emit_json([s.as_dict() for s in statuses])
         return
     if not statuses:
-        click.echo("Nothing is watched yet.")
+        echo("Nothing is watched yet.")
     for s in statuses:
         who = s.persona or "(your soul)"
         line = f"{s.state:<9} {who}: {s.file}   {s.path}"
-        click.echo(line)
+        echo(line)
         if s.state != "approved" and s.reason:
-            click.echo(f"          {s.reason}")
+            echo(f"          {s.reason}")
         if s.link_target:
-            click.echo(f"          link: {s.file} -> {s.link_target} (outside its folder; used only "
+            echo(f"          link: {s.file} -> {s.link_target} (outside its folder; used only "
                        "once you approve the link)")
         for f in s.findings:
-            click.echo(f"          finding: {f}")
+            echo(f"          finding: {f}")
     held = [s for s in statuses if s.state in ("drifted", "new")]
     if held:
-        click.echo(
+        echo(
             f"\n{len(held)} file(s) wait for your review: 'hearthside soul diff PATH' shows the "
             "changes, 'hearthside soul approve PATH' accepts them."
         )
@@ -98,14 +98,14 @@ def approve_cmd(ctx: click.Context, paths: tuple[str, ...]) -> None:
         done = _drift(ctx).approve(list(paths) or None)
     approved = [s for s in done if s.state != "rejected"]
     for s in approved:
-        click.echo(f"{s.reason}: {s.path}")
+        echo(f"{s.reason}: {s.path}")
     for s in done:
         if s.state == "rejected":
-            click.echo(f"not approved, the file cannot be used: {s.path}: {s.reason}", err=True)
+            echo(f"not approved, the file cannot be used: {s.path}: {s.reason}", err=True)
     if done:
-        click.echo(f"{len(approved)} file(s) approved.")
+        echo(f"{len(approved)} file(s) approved.")
     else:  # running it twice is fine: say why nothing happened
-        click.echo("Nothing to approve: every file there is already approved.")
+        echo("Nothing to approve: every file there is already approved.")
 
 
 @soul.command("diff")
@@ -117,7 +117,7 @@ def diff_cmd(ctx: click.Context, path: str) -> None:
 
     with handled(DriftError):
         text = _drift(ctx).diff(path)
-    click.echo(text if text else "No changes since you approved it.", nl=not text.endswith("\n"))
+    echo(text if text else "No changes since you approved it.", nl=not text.endswith("\n"))
 
 
 @soul.command("strict")
@@ -128,7 +128,7 @@ def strict_cmd(ctx: click.Context, mode: str | None) -> None:
     drift = _drift(ctx)
     if mode is not None:
         drift.set_strict(mode == "on")
-    click.echo(f"strict mode is {'on' if drift.strict_mode else 'off'}")
+    echo(f"strict mode is {'on' if drift.strict_mode else 'off'}")
 
 
 @soul.command("watch")
@@ -153,9 +153,9 @@ def watch_cmd(ctx: click.Context, max_events: int | None, timeout: float | None)
     mode = rep.mode if rep else "stopped"
     folders = sum(1 for u in drift.units() if not u.is_soul)
     how = {"inotify": "with inotify", "mixed": "partly by polling", "polling": "by polling"}.get(mode, mode)
-    click.echo(f"watching your soul and {folders} persona folder(s) ({how}); press Ctrl-C to stop", err=True)
+    echo(f"watching your soul and {folders} persona folder(s) ({how}); press Ctrl-C to stop", err=True)
     for problem in rep.problems if rep else ():
-        click.echo(f"warning: {problem}", err=True)
+        echo(f"warning: {problem}", err=True)
     deadline = None if timeout is None else time.monotonic() + timeout
     count = 0
     try:
