@@ -28,7 +28,14 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from ..core.mcpconfig import SecretRef, ServerConfig, ServerStatus, origin_of, url_with_secrets
+from ..core.mcpconfig import (
+    SecretRef,
+    ServerConfig,
+    ServerStatus,
+    arg_key,
+    origin_of,
+    url_with_secrets,
+)
 from ..core.redact import SECRET_HEADER_NAMES, is_secret_name, redact, register_secret
 from ..core.secrets import SecretStoreError
 from ..core.tools import TOOL_NAME_RX, ToolEnv, ToolResult, ToolSpec
@@ -410,7 +417,12 @@ class McpConnection:
                 # An unlinked temp file: the child's stderr is readable for a failure reason,
                 # and nothing of it (it may echo its env) lands in the app's folders.
                 self._errlog = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115 - outlives this attempt; closed by _supervise
-            params = StdioServerParameters(command=cfg.command, args=list(cfg.args), env=env, cwd=cfg.cwd)
+            # Secret arguments (a DSN with a password, the value after --token) are read from
+            # the keyring only here, for the child's launch.
+            numbered = {arg_key(i + 1): a for i, a in enumerate(cfg.args)}
+            resolved = await self._resolved(numbered, "argument")
+            args = [resolved[arg_key(i + 1)] for i in range(len(cfg.args))]
+            params = StdioServerParameters(command=cfg.command, args=args, env=env, cwd=cfg.cwd)
             return await stack.enter_async_context(stdio_client(params, errlog=self._errlog))  # type: ignore[arg-type]
         headers = await self._resolved(cfg.headers, "header")
         secret_names = set(cfg.secret_refs())

@@ -25,9 +25,11 @@ from ..core.mcpconfig import (
     ServerStatus,
     env_ref,
     header_ref,
+    own_refs_prefix,
     parse_host_config,
     parse_stored,
     server_from_entry,
+    split_secrets,
     validate_server,
     with_secret,
 )
@@ -47,6 +49,9 @@ class ImportReport:
     missing: tuple[tuple[str, str], ...]  # (server, header or env name)
     notes: tuple[str, ...] = ()
     secret_error: str = ""
+    #: Every value moved into the keyring, by (server, name) only: ``Authorization``,
+    #: ``SERVICE_TOKEN``, ``?api_key``, ``arg:3``.
+    moved: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -86,6 +91,31 @@ def _locked(method: F) -> F:
 
 #: An MCP host configuration is a few KiB; anything past this is not one.
 MAX_IMPORT_BYTES = 4 * 1024 * 1024
+
+
+#: An ``envFile`` is a few lines; anything past this is not one.
+MAX_ENV_FILE_BYTES = 256 * 1024
+
+
+def _read_env_file(imported: Path, name: str) -> tuple[str | None, str]:
+    """Read a server's ``envFile`` for an import, bounded and non-blocking. A relative name is
+    taken from the imported file's folder; ``${workspaceFolder}`` is the folder holding
+    ``.vscode/`` when the imported file lives in one (VS Code's layout), else the file's own."""
+    base = imported.resolve().parent
+    workspace = base.parent if base.name == ".vscode" else base
+    name = name.replace("${workspaceFolder}", str(workspace))
+    target = Path(name).expanduser()
+    if not target.is_absolute():
+        target = base / target
+    got = read_bounded(target, MAX_ENV_FILE_BYTES)
+    if got.data is None:
+        return None, f"{target}: {got.reason}"
+    if got.over_cap:
+        return None, f"{target} is larger than {MAX_ENV_FILE_BYTES // 1024} KiB"
+    try:
+        return got.data.decode("utf-8"), ""
+    except UnicodeDecodeError:
+        return None, f"{target} is not UTF-8 text"
 
 
 class McpService:
@@ -212,9 +242,12 @@ class McpService:
     @_locked
     def add(self, cfg: ServerConfig, secrets: Mapping[str, str] | None = None) -> ServerConfig:
         """Add a server. ``secrets`` maps header (http) or env (stdio) names to values: those
-        become keyring references. The config is written first, so a keyring failure leaves the
-        server configured (and disconnected, with the reason) and the secret stored nowhere."""
-        refs: dict[str, str] = {}
+        become keyring references. Secret-shaped values given on the command line (a
+        ``?api_key=`` in the URL, a DSN password or ``--token VALUE`` in the arguments) are moved
+        out the same way an import moves them. The config is written first, so a keyring failure
+        leaves the server configured (and disconnected, with the reason) and the secret stored
+        nowhere."""
+        cfg, refs = split_secrets(cfg)
         for key in secrets or {}:
             cfg, ref = with_secret(cfg, key)
             refs[ref] = (secrets or {})[key]
@@ -243,7 +276,7 @@ class McpService:
             text = got.data.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise McpConfigError(f"{p} is not UTF-8 text (bad byte at offset {exc.start})") from None
-        parsed = parse_host_config(text, what=str(p))
+        parsed = parse_host_config(text, what=str(p), read_env_file=functools.partial(_read_env_file, p))
         current = self.load()
         new = current
         for cfg in parsed.servers:
@@ -262,10 +295,13 @@ class McpService:
         except SecretStoreError as exc:
             secret_error = str(exc)
         missing = []
+        moved_names = []
         for cfg in parsed.servers:
             for key, ref in cfg.secret_refs().items():
                 if ref in parsed.missing or (secret_error and ref in parsed.secrets):
                     missing.append((cfg.name, key))
+                elif ref in parsed.secrets:
+                    moved_names.append((cfg.name, key))
         notes = list(parsed.notes)
         if moved:
             notes.append(
@@ -273,7 +309,7 @@ class McpService:
                 f"plaintext copy still exists in {p}: delete it there if you no longer need it"
             )
         return ImportReport(tuple(c.name for c in parsed.servers), moved, tuple(missing),
-                            tuple(notes), secret_error)
+                            tuple(notes), secret_error, tuple(moved_names))
 
     @_locked
     def remove(self, name: str) -> None:
@@ -288,8 +324,14 @@ class McpService:
                 )
             raise McpConfigError(f"there is no MCP server named {name!r} (see 'hearthside mcp list')")
         self.save(current.without(name))
+        # Loading refuses a reference to anything but the server's own secrets; checked again
+        # here because deleting is the one step that cannot be undone.
         for ref in cfg.secret_refs().values():
-            self.store.delete(ref)
+            if ref.startswith(own_refs_prefix(name)):
+                self.store.delete(ref)
+            else:
+                log.warning("server %s named the secret %s, which is not its own; it was left alone",
+                            name, ref)
 
     @_locked
     def set_secret(self, name: str, key: str, value: str) -> ServerConfig:
@@ -343,7 +385,8 @@ class McpService:
                     is_set: bool | None = self.store.get(ref) is not None
                 except SecretStoreError:
                     is_set = None
-                kind = "env" if cfg.transport == "stdio" else ("query" if key.startswith("?") else "header")
+                kind = ("arg" if key.startswith("arg:") else "env") if cfg.transport == "stdio" \
+                    else ("query" if key.startswith("?") else "header")
                 infos.append(SecretInfo(key, kind, ref,
                                         is_set, need_desc.get(key, "")))
             out.append(ServerEntry(cfg, tuple(infos), getattr(contrib, "description", "") or ""))

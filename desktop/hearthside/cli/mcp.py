@@ -81,7 +81,7 @@ def list_cmd(ctx: click.Context, as_json: bool) -> None:
             d["allow_insecure_http"] = c.allow_insecure_http
         else:
             d["command"] = c.command
-            d["args"] = list(c.args)
+            d["args"] = [a if isinstance(a, str) else MASK for a in c.args]
             d["env"] = {k: (MASK if k in c.secret_refs() else v) for k, v in c.env.items()}
         d["secrets"] = [{"key": s.key, "kind": s.kind, "set": s.is_set, "description": s.description}
                         for s in e.secrets]
@@ -220,7 +220,7 @@ def add_cmd(ctx: click.Context, name: str, url: str | None, command: str | None,
             if url:
                 check_header(k, value)
             secrets[k] = value
-        app.mcp.add(cfg, secrets)
+        added = app.mcp.add(cfg, secrets)
     except McpConfigError as exc:
         raise HandledError(str(exc)) from None
     except SecretStoreError as exc:
@@ -228,6 +228,9 @@ def add_cmd(ctx: click.Context, name: str, url: str | None, command: str | None,
     _echo(f"added MCP server {name}")
     for k, v in secrets.items():
         _echo(f"  {k}: {mask(v)} (in the OS keyring)")
+    for k in added.secret_refs():
+        if k not in secrets:  # found in the URL or the arguments and moved out of them
+            _echo(f"  {k}: {MASK} (moved into the OS keyring; it is not kept in mcp.json)")
 
 
 @mcp.command("import")
@@ -243,12 +246,15 @@ def import_cmd(ctx: click.Context, file: str, as_json: bool) -> None:
         raise HandledError(str(exc)) from None
     if as_json:
         emit_json({"added": list(rep.added), "secrets_moved": rep.secrets_moved,
+                   "moved": [{"server": s, "key": k} for s, k in rep.moved],
                    "missing": [{"server": s, "key": k} for s, k in rep.missing],
                    "notes": list(rep.notes), "secret_error": rep.secret_error})
     else:
         _echo(f"imported {len(rep.added)} server(s): {', '.join(rep.added) or 'none'}")
         if rep.secrets_moved:
             _echo(f"moved {rep.secrets_moved} secret(s) into the OS keyring")
+        for s, k in rep.moved:
+            _echo(f"  moved into the keyring: server {s}, {k}")
         for s, k in rep.missing:
             _echo(f"  server {s} still needs its secret {k}; enter it with: hearthside mcp set-secret {s} {k}")
         for n in rep.notes:

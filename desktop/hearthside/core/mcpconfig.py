@@ -13,11 +13,11 @@ import ipaddress
 import json
 import re
 import urllib.parse
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from .redact import is_secret_name
+from .redact import is_secret_name, looks_secret
 
 #: Seconds each connection phase (connect, list tools, a call) may take by default.
 DEFAULT_TIMEOUT = 30.0
@@ -34,6 +34,18 @@ HEADER_NAME_RX = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 #: anywhere in the value (with ``search``): ``"Bearer ${input:tok}"`` is the common form, and
 #: storing it literally would send ``Bearer ${input:tok}`` as the token.
 PLACEHOLDER_RX = re.compile(r"\$\{[^}]+\}")
+
+#: The placeholders that stand for a value the user types (VS Code prompts for ``${input:id}``
+#: and reads ``${env:NAME}`` from its own environment): Hearthside asks for them as secrets.
+#: Any other variable (``${workspaceFolder}``, ``${userHome}``...) names something only the
+#: other host knows; it is reported by name with what to do.
+PROMPTED_RX = re.compile(r"\$\{(?:input|env):[^}]+\}")
+
+#: An ``envFile`` is a few lines of ``KEY=VALUE``; anything larger is not one.
+MAX_ENV_FILE_BYTES = 256 * 1024
+
+#: Reads an ``envFile`` named in an imported server: ``(text, "")`` or ``(None, reason)``.
+EnvFileReader = Callable[[str], tuple[str | None, str]]
 
 Transport = Literal["stdio", "http"]
 
@@ -67,6 +79,22 @@ def env_ref(server: str, key: str) -> str:
     return f"mcp/{server}/env/{key}"
 
 
+def arg_ref(server: str, number: int) -> str:
+    """The stable keyring reference for a stdio server's secret argument (1-based position):
+    a DSN with a password, or the value after ``--token``."""
+    return f"mcp/{server}/arg/{number}"
+
+
+def arg_key(number: int) -> str:
+    """How a secret argument is named to the user (``mcp list``, ``set-secret NAME arg:2``)."""
+    return f"arg:{number}"
+
+
+def own_refs_prefix(server: str) -> str:
+    """Every reference a server may use starts with this (contract section 9)."""
+    return f"mcp/{server}/"
+
+
 @dataclass(frozen=True)
 class ServerConfig:
     """One configured MCP server. ``source`` is ``user`` or ``pack:<pack name>``."""
@@ -74,7 +102,7 @@ class ServerConfig:
     name: str
     transport: Transport
     command: str = ""
-    args: tuple[str, ...] = ()
+    args: tuple[str | SecretRef, ...] = ()
     env: Mapping[str, str | SecretRef] = field(default_factory=dict)
     cwd: str | None = None
     url: str = ""
@@ -94,6 +122,8 @@ class ServerConfig:
         out = {k: v.ref for k, v in pairs.items() if isinstance(v, SecretRef)}
         if self.transport == "http":
             out.update({f"?{k}": v.ref for k, v in self.url_secrets.items()})
+        else:
+            out.update({arg_key(i + 1): a.ref for i, a in enumerate(self.args) if isinstance(a, SecretRef)})
         return out
 
     def as_json(self) -> dict[str, Any]:
@@ -105,7 +135,7 @@ class ServerConfig:
         d: dict[str, Any] = {"type": self.transport}
         if self.transport == "stdio":
             d["command"] = self.command
-            d["args"] = list(self.args)
+            d["args"] = [a.as_json() if isinstance(a, SecretRef) else a for a in self.args]
             if self.env:
                 d["env"] = enc(self.env)
             if self.cwd:
@@ -279,13 +309,20 @@ def _str_map(raw: Any, where: str) -> dict[str, Any]:
 
 
 def server_from_entry(
-    name: str, raw: Any, *, source: str = "user", stored: bool = False
+    name: str, raw: Any, *, source: str = "user", stored: bool = False,
+    notes: list[str] | None = None, read_env_file: EnvFileReader | None = None,
 ) -> tuple[ServerConfig, dict[str, str], list[str]]:
     """Build one server from a JSON entry.
 
     Secret-shaped values (contract section 9) become references; the values are returned
-    separately as ``{ref: value}``. ``stored`` is True for Hearthside's own ``mcp.json``, where
-    a plain secret-shaped value would mean the file was edited by hand: it is still moved out.
+    separately as ``{ref: value}``: values under secret-shaped names, values whose *shape* is a
+    secret's (the redactor's list: a password in a DSN, a Bearer token inside a JSON env value,
+    known token formats), and the argument after ``--token``-style flags. ``stored`` is True for
+    Hearthside's own ``mcp.json``, where a plain secret-shaped value would mean the file was
+    edited by hand: it is still moved out. A ``{"secret": ref}`` value must be this server's own
+    reference for that very place; anything else (``model/api_key``, another server's secret)
+    is refused, so a file can never make a server send or delete a secret it was not given.
+    Things the user must act on (unresolvable variables, an ``envFile``) go to ``notes``.
     Returns ``(server, secrets, missing_refs)``.
     """
     validate_name(name)
@@ -298,19 +335,30 @@ def server_from_entry(
         kind = "http"
     secrets: dict[str, str] = {}
     missing: list[str] = []
+    out_notes = notes if notes is not None else []
+
+    def own(value: dict[str, Any], expected: str, where: str) -> SecretRef:
+        ref = value["secret"]
+        if ref != expected:
+            raise McpConfigError(
+                f"server {name!r} refers to the secret {ref!r} for {where}, which is not its own "
+                f"(it may use only {expected!r} there), so the configuration was refused"
+            )
+        return SecretRef(ref)
 
     def split(pairs: dict[str, Any], ref_for: Any, where: str) -> dict[str, str | SecretRef]:
         out: dict[str, str | SecretRef] = {}
         for k, v in pairs.items():
             if isinstance(v, dict) and isinstance(v.get("secret"), str):
-                out[k] = SecretRef(v["secret"])
+                out[k] = own(v, ref_for(name, k), f"{where} {k}")
                 continue
             if not isinstance(v, (str, int, float)) or isinstance(v, bool):
                 raise McpConfigError(f"server {name!r}: {where} {k!r} must be a string")
             v = str(v)
             if kind == "http":
                 check_header(k, v)
-            if is_secret_name(k) or PLACEHOLDER_RX.search(v):
+            _note_variables(name, f"{where} {k}", v, out_notes)
+            if is_secret_name(k) or PROMPTED_RX.search(v) or looks_secret(v):
                 out[k] = _take_secret(ref_for(name, k), v, secrets, missing)
             else:
                 out[k] = v
@@ -330,11 +378,12 @@ def server_from_entry(
         if not isinstance(url, str):
             raise McpConfigError(f"server {name!r}: an HTTP server needs a url")
         headers = split(_str_map(raw.get("headers"), f"server {name!r} headers"), header_ref, "header")
+        _note_variables(name, "url", url, out_notes)
         url, query_secrets = _split_secret_query(name, url, secrets, missing)
         for k, v in _str_map(raw.get("url_secrets"), f"server {name!r} url_secrets").items():
             if not (isinstance(v, dict) and isinstance(v.get("secret"), str)):
                 raise McpConfigError(f"server {name!r}: url_secrets {k!r} must be a secret reference")
-            query_secrets[k] = SecretRef(v["secret"])
+            query_secrets[k] = own(v, query_ref(name, k), f"URL parameter {k}")
         cfg = ServerConfig(
             name, "http", url=url, headers=headers, url_secrets=query_secrets,
             allow_insecure_http=bool(raw.get("allow_insecure_http", False)), **common,
@@ -343,24 +392,121 @@ def server_from_entry(
         command = raw.get("command")
         if not isinstance(command, str) or not command:
             raise McpConfigError(f"server {name!r}: a stdio server needs a command")
-        args = raw.get("args") or []
-        if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+        args_raw = raw.get("args") or []
+        if not isinstance(args_raw, list):
             raise McpConfigError(f"server {name!r}: args must be a list of strings")
-        env = split(_str_map(raw.get("env"), f"server {name!r} env"), env_ref, "env")
+        args = _split_args(name, args_raw, own, secrets, missing, out_notes)
+        env_raw = dict(_str_map(raw.get("env"), f"server {name!r} env"))
+        if raw.get("envFile") is not None:
+            # VS Code: variables from the file, the explicit env winning over it.
+            env_raw = {**_env_file(name, raw["envFile"], read_env_file, out_notes), **env_raw}
+        env = split(env_raw, env_ref, "env")
         cwd = raw.get("cwd")
         if cwd is not None and not isinstance(cwd, str):
             raise McpConfigError(f"server {name!r}: cwd must be a string")
+        if cwd:
+            _note_variables(name, "cwd", cwd, out_notes)
         cfg = ServerConfig(name, "stdio", command=command, args=tuple(args), env=env, cwd=cwd or None, **common)
     else:
         raise McpConfigError(f"server {name!r}: unknown type {kind!r} (use stdio or http)")
     return validate_server(cfg), secrets, missing
 
 
+def _is_secret_flag(arg: str) -> bool:
+    """``--token``, ``--api-key``, ``-password``: a flag whose next argument is a secret."""
+    return arg.startswith("-") and "=" not in arg and is_secret_name(arg.lstrip("-"))
+
+
+def _split_args(
+    name: str, args: list[Any], own: Callable[[dict[str, Any], str, str], SecretRef],
+    secrets: dict[str, str], missing: list[str], notes: list[str],
+) -> list[str | SecretRef]:
+    """A stdio server's arguments with every secret one replaced by a reference: the value
+    after a ``--token``-style flag, ``--token=VALUE``, an argument whose shape is a secret's (a
+    DSN with a password), and a ``${input:...}`` prompt. Other variables are noted."""
+    out: list[str | SecretRef] = []
+    after_flag = False
+    for i, a in enumerate(args):
+        ref = arg_ref(name, i + 1)
+        if isinstance(a, dict) and isinstance(a.get("secret"), str):
+            out.append(own(a, ref, f"argument {i + 1}"))
+            after_flag = False
+            continue
+        if not isinstance(a, str):
+            raise McpConfigError(f"server {name!r}: args must be a list of strings")
+        flag, eq, value = a.partition("=")
+        secret = (
+            after_flag
+            or (a.startswith("-") and bool(eq) and bool(value) and is_secret_name(flag.lstrip("-")))
+            or PROMPTED_RX.search(a) is not None
+            or looks_secret(a)
+        )
+        if not secret:
+            _note_variables(name, f"argument {i + 1}", a, notes)
+        out.append(_take_secret(ref, a, secrets, missing) if secret and a else a)
+        after_flag = _is_secret_flag(a)
+    return out
+
+
+def _note_variables(name: str, where: str, value: str, notes: list[str]) -> None:
+    """Report, by name, each variable in ``value`` that only the other host can resolve."""
+    for var in PLACEHOLDER_RX.findall(value):
+        if PROMPTED_RX.fullmatch(var):
+            continue
+        notes.append(
+            f"server {name!r} uses {var} in its {where}, which only the app it came from can fill "
+            f"in: replace it with the real value in Hearthside's mcp.json (or remove the server and "
+            f"add it again with 'hearthside mcp add'), or the server gets the text {var} literally"
+        )
+
+
+def parse_env_file(text: str) -> dict[str, str]:
+    """``KEY=VALUE`` lines of a dotenv file (``export`` prefix, quotes and comments allowed)."""
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        line = line.removeprefix("export ").strip()
+        key, eq, value = line.partition("=")
+        key = key.strip()
+        if not eq or not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", key):
+            continue
+        value = value.strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+            value = value[1:-1]
+        out[key] = value
+    return out
+
+
+def _env_file(name: str, path: Any, reader: EnvFileReader | None, notes: list[str]) -> dict[str, str]:
+    """The variables of a server's ``envFile``, or ``{}`` with a note saying why not."""
+    if not isinstance(path, str) or not path:
+        raise McpConfigError(f"server {name!r}: envFile must be a file name")
+    if PLACEHOLDER_RX.search(path) and not path.startswith("${workspaceFolder}"):
+        reason = f"its name uses {PLACEHOLDER_RX.search(path).group(0)}"  # type: ignore[union-attr]
+        text = None
+    elif reader is None:
+        text, reason = None, "files are not read here"
+    else:
+        text, reason = reader(path)
+    if text is None:
+        notes.append(
+            f"server {name!r} reads variables from the envFile {path} , which could not be read "
+            f"({reason}), so none of them were imported: enter each one with 'hearthside mcp "
+            f"set-secret {name} KEY'"
+        )
+        return {}
+    values = parse_env_file(text)
+    notes.append(f"server {name!r}: {len(values)} variable(s) were read from its envFile {path}")
+    return values
+
+
 def _take_secret(ref: str, value: str, secrets: dict[str, str], missing: list[str]) -> SecretRef:
     """A reference for a secret found in another host's config: the value goes to ``secrets``
     (bound for the keyring), or, for a placeholder that host resolves itself, the reference
     goes to ``missing`` so the user is asked to enter it."""
-    if PLACEHOLDER_RX.search(value):
+    if PROMPTED_RX.search(value):
         missing.append(ref)
     else:
         secrets[ref] = value
@@ -399,11 +545,13 @@ def url_with_secrets(url: str, values: Mapping[str, str]) -> str:
     return urllib.parse.urlunsplit(parts._replace(query=urllib.parse.urlencode(query)))
 
 
-def parse_host_config(text: str, what: str = "the file") -> ParsedServers:
+def parse_host_config(text: str, what: str = "the file", *,
+                      read_env_file: EnvFileReader | None = None) -> ParsedServers:
     """Parse a Claude Desktop / Cursor (``mcpServers``) or VS Code (``servers``) file.
 
     All or nothing: one bad server raises and nothing is imported. Duplicate names inside the
-    file are refused (JSON would silently keep the last one).
+    file are refused (JSON would silently keep the last one). ``read_env_file`` reads a
+    server's ``envFile`` (bounded, by the caller); without it the file is reported, not read.
     """
     dupes: list[str] = []
 
@@ -440,7 +588,7 @@ def parse_host_config(text: str, what: str = "the file") -> ParsedServers:
     missing: list[str] = []
     notes: list[str] = []
     for name, raw in block.items():
-        cfg, sec, miss = server_from_entry(name, raw)
+        cfg, sec, miss = server_from_entry(name, raw, notes=notes, read_env_file=read_env_file)
         servers.append(cfg)
         secrets.update(sec)
         missing.extend(miss)
@@ -511,6 +659,16 @@ def with_secret(cfg: ServerConfig, key: str) -> tuple[ServerConfig, str]:
         ref = query_ref(cfg.name, param)
         new = replace(cfg, url_secrets={**cfg.url_secrets, param: SecretRef(ref)})
         return validate_server(new), ref
+    if cfg.transport == "stdio" and key.startswith("arg:"):
+        num = key[4:]
+        if not num.isdigit() or not 1 <= int(num) <= len(cfg.args):
+            raise McpConfigError(
+                f"{key!r} is not one of server {cfg.name!r}'s {len(cfg.args)} argument(s): use "
+                "arg:N with N counted from 1")
+        ref = arg_ref(cfg.name, int(num))
+        args = list(cfg.args)
+        args[int(num) - 1] = SecretRef(ref)
+        return validate_server(replace(cfg, args=tuple(args))), ref
     if cfg.transport == "http":
         check_header(key, "")
         existing = next((k for k in cfg.headers if k.lower() == key.lower()), key)
@@ -526,3 +684,14 @@ def with_secret(cfg: ServerConfig, key: str) -> tuple[ServerConfig, str]:
         env[key] = SecretRef(ref)
         new = replace(cfg, env=env)
     return validate_server(new), ref
+
+
+def split_secrets(cfg: ServerConfig) -> tuple[ServerConfig, dict[str, str]]:
+    """``cfg`` (typed on the command line) with every secret-shaped value moved out the way an
+    import moves it: ``?api_key=`` in the URL, a DSN password or ``--token VALUE`` in the
+    arguments, a secret-shaped env value. Returns the config and ``{ref: value}`` for the keyring."""
+    doc = cfg.as_json()
+    if cfg.transport == "http":
+        doc["url"] = cfg.url
+    new, secrets, _ = server_from_entry(cfg.name, doc, source=cfg.source, stored=True)
+    return new, secrets

@@ -138,6 +138,14 @@ def redact_shapes(text: str) -> str:
     return _TOKEN_SHAPES_RX.sub(MASK, text)
 
 
+def looks_secret(value: str) -> bool:
+    """True when ``value`` has a secret's shape by the same list of shapes :func:`redact_shapes`
+    masks (a password in a URL or DSN, ``"Authorization": "Bearer ..."`` inside JSON,
+    ``api_key=...``, known token formats). One list: what the redactor would mask in a log is
+    what an import moves into the keyring."""
+    return bool(value) and redact_shapes(value) != value
+
+
 def _mask_header_line(m: re.Match[str]) -> str:
     # A JSON pair was handled already; a line like ``key: "********",`` must stay as it is.
     if MASK in m.group("value"):
