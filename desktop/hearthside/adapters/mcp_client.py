@@ -34,6 +34,7 @@ from ..core.mcpconfig import (
     ServerStatus,
     arg_key,
     origin_of,
+    short_tool_name,
     url_with_secrets,
 )
 from ..core.redact import SECRET_HEADER_NAMES, is_secret_name, redact, register_secret
@@ -140,10 +141,10 @@ class McpTool:
     """An MCP server's tool as a Hearthside tool named ``mcp__<server>__<tool>``."""
 
     def __init__(self, conn: McpConnection, remote_name: str, description: str,
-                 schema: Mapping[str, Any], read_only: bool) -> None:
+                 schema: Mapping[str, Any], read_only: bool, name: str = "") -> None:
         self._conn = conn
-        self.remote_name = remote_name
-        self._spec = ToolSpec(f"mcp__{conn.name}__{remote_name}", description, schema)
+        self.remote_name = remote_name  # always the server's own name: it is what is called
+        self._spec = ToolSpec(name or f"mcp__{conn.name}__{remote_name}", description, schema)
         self._read_only = read_only
 
     @property
@@ -290,9 +291,10 @@ class McpConnection:
 
     # --- supervision ---------------------------------------------------------------------
 
-    def _set(self, state: str, reason: str = "", tools: int = 0, skipped: tuple[str, ...] = ()) -> None:
+    def _set(self, state: str, reason: str = "", tools: int = 0,
+             skipped: tuple[tuple[str, str], ...] = (), renamed: tuple[tuple[str, str], ...] = ()) -> None:
         self._status = ServerStatus(self.name, state, redact(reason), tools, self.cfg.transport,
-                                    self.cfg.source, skipped)
+                                    self.cfg.source, skipped, renamed)
         if state in ("connected", "failed") and reason != "closed":
             log.info("MCP server %s %s%s", self.name, state, f" ({self._status.reason})" if reason else "")
         if self._on_status is not None:
@@ -365,15 +367,19 @@ class McpConnection:
                 raise McpConnectError(self._explain(describe_error(exc))) from None
             try:
                 with anyio.fail_after(cfg.timeout):
-                    tools, skipped = await self._list_tools(session)
+                    tools, skipped, renamed = await self._list_tools(session)
             except TimeoutError:
                 raise McpConnectError(f"timed out after {cfg.timeout:g} s while listing tools") from None
             except Exception as exc:  # noqa: BLE001
                 raise McpConnectError(self._explain("listing tools failed: " + describe_error(exc))) from None
             self._session = session
             self._tools = tools
-            note = f"{len(skipped)} tool(s) skipped (names not usable)" if skipped else ""
-            self._set("connected", note, len(tools), tuple(skipped))
+            parts = []
+            if renamed:
+                parts.append(f"{len(renamed)} tool(s) renamed (names too long or not usable)")
+            if skipped:
+                parts.append(f"{len(skipped)} tool(s) skipped")
+            self._set("connected", "; ".join(parts), len(tools), tuple(skipped), tuple(renamed))
             self._first_done.set()  # type: ignore[union-attr]
             return await self._watch(session)
 
@@ -465,11 +471,19 @@ class McpConnection:
                 out[k] = v
         return out
 
-    async def _list_tools(self, session: ClientSession) -> tuple[list[McpTool], list[str]]:
+    async def _list_tools(
+        self, session: ClientSession
+    ) -> tuple[list[McpTool], list[tuple[str, str]], list[tuple[str, str]]]:
+        """The server's tools, each under a usable name: ``mcp__<server>__<tool>`` when that
+        fits the model API's 64 characters, else a deterministic short name (see
+        :func:`short_tool_name`; the full name is still what is called). Returns the tools, the
+        ``(short, full)`` renames and the ``(name, why)`` of tools left out."""
         tools: list[McpTool] = []
-        skipped: list[str] = []
+        skipped: list[tuple[str, str]] = []
+        renamed: list[tuple[str, str]] = []
         cursor: str | None = None
         seen: set[str] = set()
+        names: set[str] = set()
         for _ in range(MAX_TOOL_PAGES):
             if cursor is None:
                 page = await session.list_tools()
@@ -478,22 +492,31 @@ class McpConnection:
 
                 page = await session.list_tools(params=PaginatedRequestParams(cursor=cursor))
             for t in page.tools:
-                full = f"mcp__{self.name}__{t.name}"
-                if not TOOL_NAME_RX.match(full) or t.name in seen:
-                    skipped.append(t.name)
+                if t.name in seen:
+                    skipped.append((t.name, "the server lists a tool of this name twice"))
                     continue
+                if not t.name:
+                    skipped.append((t.name, "the tool has no name"))
+                    continue
+                if len(tools) >= MAX_TOOLS_PER_SERVER:
+                    why = f"the server offers more than {MAX_TOOLS_PER_SERVER} tools; this one and any after it were left out"
+                    skipped.append((t.name, why))
+                    return tools, skipped, renamed
                 seen.add(t.name)
+                full = f"mcp__{self.name}__{t.name}"
+                if not TOOL_NAME_RX.match(full) or full in names:
+                    full = short_tool_name(self.name, t.name, names)
+                    renamed.append((full, t.name))
+                names.add(full)
                 ann = getattr(t, "annotations", None)
                 read_only = bool(getattr(ann, "read_only_hint", False)) if ann is not None else False
                 desc = t.description or getattr(t, "title", None) or t.name
                 schema = t.input_schema if isinstance(t.input_schema, dict) else {"type": "object", "properties": {}}
-                tools.append(McpTool(self, t.name, desc, schema, read_only))
-                if len(tools) >= MAX_TOOLS_PER_SERVER:
-                    return tools, skipped
+                tools.append(McpTool(self, t.name, desc, schema, read_only, name=full))
             cursor = page.next_cursor
             if not cursor:
                 break
-        return tools, skipped
+        return tools, skipped, renamed
 
     async def _watch(self, session: ClientSession) -> str:
         assert self._closing is not None and self._trouble is not None

@@ -135,10 +135,25 @@ def tools_cmd(ctx: click.Context, name: str, as_json: bool) -> None:
     if as_json:
         emit_json(docs)
         return
+    renamed = dict(status.renamed_tools)
     for d in docs:
         ro = " (read-only)" if d["read_only"] else ""
+        full = f" [full name: {d['tool']}]" if d["name"] in renamed else ""
         # " - ", not ":", after the name: a tool called get_token would have its text masked.
-        _echo(f"{d['name']}{ro} - {d['description'].splitlines()[0] if d['description'] else ''}")
+        _echo(f"{d['name']}{full}{ro} - {d['description'].splitlines()[0] if d['description'] else ''}")
+    _report_names(status)
+
+
+def _report_names(status: Any) -> None:
+    """Say, in text, which tools were renamed or left out and why (never only in --json)."""
+    if status.renamed_tools:
+        _echo(f"{len(status.renamed_tools)} tool name(s) were too long (or used characters a model "
+              f"cannot take) for mcp__{status.name}__<tool>, so they have a short name; the "
+              "full name is still what is called:")
+        for short, full in status.renamed_tools:
+            _echo(f"  {short}  <-  {full}")
+    for tool, why in status.skipped_tools:
+        _echo(f"skipped tool {tool!r}: {why}")
 
 
 @mcp.command("test")
@@ -153,6 +168,7 @@ def test_cmd(ctx: click.Context, name: str, as_json: bool) -> None:
         emit_json(status.as_dict())
     elif status.state == "connected":
         _echo(f"{name} is connected, {len(tools)} tool(s)")
+        _report_names(status)
         if not app.mcp.get(name).enabled:  # the test worked, but personas will not see it
             _echo(f"note: {name} is disabled, so personas do not use it; "
                   f"switch it on with: hearthside mcp enable {name}")

@@ -164,11 +164,40 @@ class ServerStatus:
     tools: int = 0
     transport: str = ""
     source: str = "user"
-    skipped_tools: tuple[str, ...] = field(default=())
+    #: Tools left out, as ``(tool name, why)``.
+    skipped_tools: tuple[tuple[str, str], ...] = field(default=())
+    #: Tools whose name did not fit ``mcp__<server>__<tool>``: ``(name shown, full name)``.
+    renamed_tools: tuple[tuple[str, str], ...] = field(default=())
 
     def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "state": self.state, "reason": self.reason, "tools": self.tools,
-                "transport": self.transport, "source": self.source}
+                "transport": self.transport, "source": self.source,
+                "renamed": [{"name": a, "tool": b} for a, b in self.renamed_tools],
+                "skipped": [{"tool": a, "reason": b} for a, b in self.skipped_tools]}
+
+
+#: The longest tool name a model API accepts (``[A-Za-z0-9_-]{1,64}``).
+MAX_TOOL_NAME = 64
+
+
+def short_tool_name(server: str, tool: str, taken: set[str] | frozenset[str] = frozenset()) -> str:
+    """A usable ``mcp__<server>__...`` name for a tool whose own name is too long or has
+    characters a model API refuses: the start of the name (invalid characters made ``_``) and a
+    hash of the full name, so the same tool gets the same name on every connection and two
+    tools sharing a long prefix still differ. ``taken`` names are avoided (longer hash)."""
+    import hashlib
+
+    prefix = f"mcp__{server}__"
+    digest = hashlib.sha256(tool.encode("utf-8")).hexdigest()
+    clean = re.sub(r"[^A-Za-z0-9_-]", "_", tool)
+    left = MAX_TOOL_NAME - len(prefix)  # at least 9: server names are at most 48 characters
+    for size in (8, 12, 16, 24, 32, 64):
+        size = min(size, left)
+        room = left - size - 1
+        name = f"{prefix}{clean[:room]}_{digest[:size]}" if room > 0 else prefix + digest[:left]
+        if name not in taken:
+            return name
+    raise McpConfigError(f"no unique name could be made for tool {tool!r}")
 
 
 # --- rules -----------------------------------------------------------------------------------
