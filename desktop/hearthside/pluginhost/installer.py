@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,8 +27,10 @@ from typing import Any
 import filelock
 
 from ..adapters.atomicfile import write_atomic
+from ..core.redact import is_secret_name, register_secret
 from .host import canonical_name, pack_entry_points
 from .packsenv import PacksEnv
+from .removal import RemovalError, remove_distribution
 from .specs import ENTRY_POINT_GROUP
 
 OutputFn = Callable[[str], None]
@@ -82,6 +85,40 @@ def _installed(site: Path) -> dict[str, tuple[str, str, md.Distribution]]:
         if name:
             out.setdefault(canonical_name(name), (name, d.metadata["Version"] or "", d))
     return out
+
+
+def public_spec(spec: str) -> str:
+    """``spec`` as it may be written down: a URL without its user name and password
+    (``http://user:TOKEN@host/x.whl`` -> ``http://host/x.whl``) and without secret-named query
+    parameters. The install record and every message carry only this form."""
+    try:
+        parts = urllib.parse.urlsplit(spec)
+    except ValueError:
+        return spec
+    if not parts.scheme or not parts.netloc:
+        return spec
+    netloc = parts.netloc.rpartition("@")[2]
+    query = urllib.parse.urlencode([(k, v) for k, v in urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
+                                    if not is_secret_name(k)])
+    return urllib.parse.urlunsplit(parts._replace(netloc=netloc, query=query))
+
+
+def register_spec_secrets(spec: str) -> None:
+    """Make the credentials inside a URL spec known to the redactor, so pip's output, the log
+    and any error mask them (a bare ``TOKEN@host`` has no shape the redactor would catch)."""
+    try:
+        parts = urllib.parse.urlsplit(spec)
+    except ValueError:
+        return
+    if parts.username:
+        register_secret(urllib.parse.unquote(parts.username))
+        register_secret(parts.username)
+    if parts.password:
+        register_secret(urllib.parse.unquote(parts.password))
+        register_secret(parts.password)
+    for k, v in urllib.parse.parse_qsl(parts.query):
+        if is_secret_name(k):
+            register_secret(v)
 
 
 def _pack_names(dist: md.Distribution) -> list[str]:
@@ -178,6 +215,7 @@ class PackInstaller:
     def install(self, spec: str, out: OutputFn, wait: float = 0.0) -> InstallOutcome:
         """Install ``spec`` (a name, ``name==version``, a wheel path or URL) into the packs venv."""
         spec = spec.strip()
+        register_spec_secrets(spec)
         if not spec or spec.startswith("-"):
             raise InstallError(f"{spec!r} is not a package name or file; give a pack to install")
         if os.path.exists(spec):
@@ -222,13 +260,16 @@ class PackInstaller:
         if not packs:
             new = [str((i.get("metadata") or {}).get("name")) for i in items
                    if canonical_name(str((i.get("metadata") or {}).get("name"))) not in before]
-            if new:
-                self._pip(["uninstall", "-y", *new], out)
+            for extra in new:
+                try:
+                    self._remove(extra, out)
+                except InstallError as exc:
+                    out(str(exc))
             raise InstallError(
                 f"{name} {version} is not a Hearthside plugin pack: it has no "
                 f"'{ENTRY_POINT_GROUP}' entry point. It was removed again."
             )
-        self._remember(name, spec, version)
+        self._remember(name, public_spec(spec), version)
         was = before.get(canonical_name(name))
         if was is None:
             action = "installed"
@@ -271,13 +312,27 @@ class PackInstaller:
                     f"No installed pack is named {name!r}; 'hearthside plugins list' shows them"
                 )
             dist, version = hit
-            rc, lines = self._pip(["uninstall", "-y", dist], out)
-            if rc != 0:
-                raise InstallError(f"pip could not remove {dist}: {self._pip_error(lines)}")
+            self._remove(dist, out)
             self._forget(dist)
             return dist, version
         finally:
             lock.release()
+
+    def _remove(self, dist_name: str, out: OutputFn) -> None:
+        """Delete an installed distribution by its RECORD, without starting the packs venv's
+        interpreter (see :mod:`.removal`: pip would run the packs' ``.pth`` files), then check
+        that it is really gone."""
+        hit = _installed(self.env.site_dir).get(canonical_name(dist_name))
+        if hit is None:
+            return
+        try:
+            removed = remove_distribution(hit[2], self.env.site_dir, self.env.env_dir)
+        except RemovalError as exc:
+            raise InstallError(f"{dist_name} could not be removed: {exc}") from None
+        if canonical_name(dist_name) in _installed(self.env.site_dir):
+            raise InstallError(f"{dist_name} is still installed after its files were deleted; "
+                               f"check {self.env.site_dir}")
+        out(f"removed {len(removed)} file(s) of {hit[0]} {hit[1]}")
 
     def restore(self, out: OutputFn, wait: float = 0.0) -> list[tuple[str, str]]:
         """Reinstall every recorded pack that is missing; returns (name, "ok"|reason) pairs."""
