@@ -46,7 +46,17 @@ def wait_port(port: int, timeout: float = 60.0) -> None:
 # --- the MCP server (script mode) --------------------------------------------------------------
 
 
-def build_server(tools: int, require: str | None, token_tool: bool = False):  # type: ignore[no-untyped-def]
+#: Tool names past the mcp__<server>__<tool> budget (64 characters), sharing a long prefix, as
+#: the SDK's everything-server and others have them; plus one with characters a model refuses.
+LONG_TOOL_NAMES = (
+    "retrieve_the_complete_annotated_resource_listing_for_the_current_workspace_a",
+    "retrieve_the_complete_annotated_resource_listing_for_the_current_workspace_b",
+    "tool.with.dots",
+)
+
+
+def build_server(tools: int, require: str | None, token_tool: bool = False,  # type: ignore[no-untyped-def]
+                 long_names: bool = False):
     from mcp.server.mcpserver import MCPServer
     from mcp_types import ToolAnnotations
 
@@ -92,6 +102,20 @@ def build_server(tools: int, require: str | None, token_tool: bool = False):  # 
             """Return a made-up session id (a tool whose name says token)."""
             return "session-1"
 
+    if "--argv-tool" in sys.argv:
+        @srv.tool(annotations=ToolAnnotations(readOnlyHint=True))
+        def argv_digest() -> str:
+            """SHA-256 of the server's command-line arguments (after the script), as JSON."""
+            return hashlib.sha256(json.dumps(sys.argv[1:]).encode()).hexdigest()
+
+    if long_names:
+        for long in LONG_TOOL_NAMES:
+            def named(long: str):  # type: ignore[no-untyped-def]
+                def f() -> str:
+                    return f"called {long}"
+                return f
+            srv.add_tool(named(long), name=long, description=f"The tool called {long}.")
+
     for i in range(tools):
         def make(i: int):  # type: ignore[no-untyped-def]
             def f(x: int = 0) -> str:
@@ -101,14 +125,27 @@ def build_server(tools: int, require: str | None, token_tool: bool = False):  # 
     return srv
 
 
-def serve_http(port: int, tools: int, require: str | None, latency_ms: int = 0) -> None:
+def serve_http(port: int, tools: int, require: str | None, latency_ms: int = 0,
+               record: str | None = None, long_names: bool = False) -> None:
     import asyncio
 
     import uvicorn
     from starlette.responses import PlainTextResponse
 
-    srv = build_server(tools, require)
+    srv = build_server(tools, require, long_names=long_names)
     app = srv.streamable_http_app()
+    if record:
+        recorded_inner = app
+
+        async def recording(scope, receive, send):  # type: ignore[no-untyped-def]
+            # Every request's headers, one JSON line each, for tests that check what was sent.
+            if scope["type"] == "http":
+                with open(record, "a", encoding="utf-8") as fh:  # noqa: ASYNC230 - a test server, tiny writes
+                    fh.write(json.dumps({k.decode("latin-1"): v.decode("latin-1")
+                                         for k, v in scope["headers"]}) + "\n")
+            await recorded_inner(scope, receive, send)
+
+        app = recording  # type: ignore[assignment]
     if latency_ms:
         slow_inner = app
 
@@ -142,14 +179,18 @@ def main() -> None:
     ap.add_argument("--tools", type=int, default=0)
     ap.add_argument("--latency-ms", type=int, default=0)
     ap.add_argument("--token-tool", action="store_true", help="add a tool named get_token")
+    ap.add_argument("--record-headers", default=None, help="append each request's headers to this file")
+    ap.add_argument("--long-names", action="store_true", help="add tools with over-long names")
     ap.add_argument("--require-header-file", default=None,
                     help="a file holding NAME=VALUE; requests without it get 401")
-    a = ap.parse_args()
+    # Unknown arguments are ignored: a test may launch the server with --token VALUE or a DSN
+    # (as real servers take them) and check what arrived with the argv_digest tool.
+    a, _ = ap.parse_known_args()
     require = Path(a.require_header_file).read_text().strip() if a.require_header_file else None
     if a.mode == "http":
-        serve_http(a.port, a.tools, require, a.latency_ms)
+        serve_http(a.port, a.tools, require, a.latency_ms, a.record_headers, a.long_names)
     else:
-        build_server(a.tools, None, a.token_tool).run("stdio")
+        build_server(a.tools, None, a.token_tool, a.long_names).run("stdio")
 
 
 # --- helpers for tests ---------------------------------------------------------------------------
@@ -159,8 +200,11 @@ class HttpServerProcess:
     """A real MCP server over streamable HTTP in a subprocess; can be killed and restarted."""
 
     def __init__(self, tools: int = 0, require_header: tuple[str, str] | None = None,
-                 secret_dir: Path | None = None, port: int | None = None, latency_ms: int = 0) -> None:
+                 secret_dir: Path | None = None, port: int | None = None, latency_ms: int = 0,
+                 record_headers: Path | None = None, long_names: bool = False) -> None:
         self.port = port or free_port()
+        self.record_headers = record_headers
+        self.long_names = long_names
         self.tools = tools
         self.latency_ms = latency_ms
         self.proc: subprocess.Popen[bytes] | None = None
@@ -186,7 +230,17 @@ class HttpServerProcess:
                "--latency-ms", str(self.latency_ms)]
         if self.require_file is not None:
             cmd += ["--require-header-file", str(self.require_file)]
+        if self.record_headers is not None:
+            cmd += ["--record-headers", str(self.record_headers)]
+        if self.long_names:
+            cmd.append("--long-names")
         self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def headers_seen(self) -> list[dict[str, str]]:
+        """The headers of every request so far (needs ``record_headers``)."""
+        if self.record_headers is None or not self.record_headers.exists():
+            return []
+        return [json.loads(line) for line in self.record_headers.read_text().splitlines() if line]
 
     def kill(self) -> None:
         if self.proc is not None:

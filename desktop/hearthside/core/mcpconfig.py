@@ -9,6 +9,7 @@ and the app decides where those go (the keyring, or nowhere).
 
 from __future__ import annotations
 
+import hashlib
 import ipaddress
 import json
 import re
@@ -188,12 +189,12 @@ def short_tool_name(server: str, tool: str, taken: set[str] | frozenset[str] = f
     import hashlib
 
     prefix = f"mcp__{server}__"
-    digest = hashlib.sha256(tool.encode("utf-8")).hexdigest()
     clean = re.sub(r"[^A-Za-z0-9_-]", "_", tool)
     left = MAX_TOOL_NAME - len(prefix)  # at least 9: server names are at most 48 characters
-    for size in (8, 12, 16, 24, 32, 64):
-        size = min(size, left)
-        room = left - size - 1
+    size = min(8, left)
+    room = left - size - 1
+    for n in range(1000):  # n > 0 only when two tools' hashes meet (or ``taken`` has the name)
+        digest = hashlib.sha256((tool if n == 0 else f"{tool}\0{n}").encode("utf-8")).hexdigest()
         name = f"{prefix}{clean[:room]}_{digest[:size]}" if room > 0 else prefix + digest[:left]
         if name not in taken:
             return name

@@ -1,0 +1,237 @@
+"""Issue 9 holes 1 and 10 (MCP part) and issue 12 items 2 and 3, against real MCP servers on
+127.0.0.1 and the real GNOME Keyring, through the real ``hearthside`` command.
+
+- A hand-edited or imported ``mcp.json`` naming another secret (the model API key, another
+  server's header) is refused when it is read: the key is never sent, ``remove`` never deletes it.
+- ``mcp add --url ...?api_key=...`` keeps the value out of ``mcp.json``.
+- An import moves every secret-shaped value (DSN password, ``--token VALUE``, a JSON of headers
+  in a harmless-looking env name, an ``envFile``) into the keyring; the child still gets them.
+- Tools with names past the ``mcp__<server>__<tool>`` budget get a short name and are listed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from pathlib import Path
+
+import pytest
+from fakemodel import FakeModel
+from hearthside.adapters.secrets import KeyringSecretStore
+from hearthside.core.mcpconfig import (
+    MAX_TOOL_NAME,
+    McpConfigError,
+    parse_host_config,
+    short_tool_name,
+)
+from mcp_helpers import LONG_TOOL_NAMES, HttpServerProcess, stdio_command
+
+pytestmark = pytest.mark.keyring
+
+
+def _mcp_file(home: Path) -> Path:
+    return home / ".config" / "hearthside" / "mcp.json"
+
+
+def _everything(home: Path) -> bytes:
+    return b"".join(p.read_bytes() for p in home.rglob("*") if p.is_file() and not p.is_symlink())
+
+
+def test_a_hand_edited_reference_to_the_model_key_is_refused_never_sent_never_deleted(  # type: ignore[no-untyped-def]
+    run_cli, secret_service, isolated_home: Path, tmp_path: Path
+) -> None:
+    model_key = f"mk-{uuid.uuid4().hex}"
+    assert run_cli("model", "set-key", input=model_key + "\n").returncode == 0
+    srv = HttpServerProcess(record_headers=tmp_path / "headers.jsonl").start()
+    try:
+        path = _mcp_file(isolated_home)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"version": 1, "servers": {"docs": {
+            "type": "http", "url": srv.url, "headers": {"X-Trace": {"secret": "model/api_key"}}}}}))
+        listed = run_cli("mcp", "list")
+        test = run_cli("mcp", "test", "docs")
+        removed = run_cli("mcp", "remove", "docs")
+    finally:
+        srv.kill()
+    # one sentence naming the server and the reference
+    warning = [ln for ln in listed.stderr.splitlines() if "model/api_key" in ln]
+    assert warning and "'docs'" in warning[0] and "not its own" in warning[0], listed.stderr
+    assert test.returncode == 1 and removed.returncode == 1
+    sent = [h for h in srv.headers_seen() if any(model_key in v for v in h.values())]
+    assert sent == []
+    assert KeyringSecretStore().get("model/api_key") == model_key
+    # the refused file is kept aside, readable only by the user
+    [backup] = list(path.parent.glob("mcp.json.broken-*"))
+    assert backup.stat().st_mode & 0o777 == 0o600
+
+
+def test_an_import_naming_another_secret_imports_nothing_and_remove_spares_it(  # type: ignore[no-untyped-def]
+    run_cli, secret_service, isolated_home: Path, tmp_path: Path
+) -> None:
+    model_key = f"mk-{uuid.uuid4().hex}"
+    assert run_cli("model", "set-key", input=model_key + "\n").returncode == 0
+    assert run_cli("mcp", "add", "alpha", "--url", "http://127.0.0.1:9/mcp", "--secret-header",
+                   "Authorization", input="Bearer alpha-secret-1\n").returncode == 0
+    for ref in ("model/api_key", "mcp/alpha/header/authorization", "mcp/docs/env/X"):
+        host = tmp_path / f"claude-{ref.replace('/', '_')}.json"
+        host.write_text(json.dumps({"mcpServers": {"docs": {
+            "url": "http://127.0.0.1:9/mcp", "headers": {"X-Trace": {"secret": ref}}}}}))
+        proc = run_cli("mcp", "import", str(host))
+        assert proc.returncode == 1 and ref in proc.stderr and "'docs'" in proc.stderr, proc.stderr
+        assert len(proc.stderr.strip().splitlines()) == 1
+    assert "docs" not in _mcp_file(isolated_home).read_text()
+    # its own reference is fine
+    host = tmp_path / "own.json"
+    host.write_text(json.dumps({"mcpServers": {"docs": {
+        "url": "http://127.0.0.1:9/mcp", "headers": {"X-Trace": {"secret": "mcp/docs/header/x-trace"}}}}}))
+    assert run_cli("mcp", "import", str(host)).returncode == 0
+    assert run_cli("mcp", "remove", "docs").returncode == 0
+    store = KeyringSecretStore()
+    assert store.get("model/api_key") == model_key
+    assert store.get("mcp/alpha/header/authorization") == "Bearer alpha-secret-1"
+
+
+def test_a_query_secret_given_to_mcp_add_goes_to_the_keyring_not_mcp_json(  # type: ignore[no-untyped-def]
+    run_cli, secret_service, isolated_home: Path
+) -> None:
+    secret = f"q{uuid.uuid4().hex}"
+    proc = run_cli("mcp", "add", "q", "--url", f"https://example.invalid/mcp?region=eu&api_key={secret}")
+    assert proc.returncode == 0, proc.stderr
+    text = _mcp_file(isolated_home).read_text()
+    assert secret not in text and "region=eu" in text
+    assert json.loads(text)["servers"]["q"]["url_secrets"] == {"api_key": {"secret": "mcp/q/query/api_key"}}
+    assert KeyringSecretStore().get("mcp/q/query/api_key") == secret
+    assert secret not in proc.stdout + proc.stderr and "?api_key" in proc.stdout
+    assert run_cli("mcp", "remove", "q").returncode == 0
+    assert KeyringSecretStore().get("mcp/q/query/api_key") is None
+
+
+def test_an_import_moves_every_secret_shaped_value_and_the_child_still_gets_them(  # type: ignore[no-untyped-def]
+    run_cli, secret_service, isolated_home: Path, tmp_path: Path
+) -> None:
+    uid = uuid.uuid4().hex[:12]
+    token = f"tok-{uid}-value"
+    dsn = f"postgresql://reader:pw{uid}@localhost:5432/notes"
+    notion = json.dumps({"Authorization": f"Bearer ntn_{uid}", "Notion-Version": "2022-06-28"})
+    env_file_secret = f"ef-{uid}-secret"
+    cmd, args = stdio_command()
+    launch = [*args, "--argv-tool", "--token", token, dsn, "--data", "${workspaceFolder}/data"]
+    vscode = tmp_path / "proj" / ".vscode"
+    vscode.mkdir(parents=True)
+    (tmp_path / "proj" / ".env").write_text(f"# settings\nexport API_TOKEN='{env_file_secret}'\nREGION=eu\n")
+    host = vscode / "mcp.json"
+    host.write_text(json.dumps({
+        "inputs": [{"id": "pat", "type": "promptString", "password": True}],
+        "servers": {
+            "notes": {"type": "stdio", "command": cmd, "args": launch,
+                      "env": {"OPENAPI_MCP_HEADERS": notion}, "envFile": "${workspaceFolder}/.env"},
+            "gh": {"type": "stdio", "command": cmd, "args": [*args, "--pat", "${input:pat}"],
+                   "envFile": "missing.env"},
+        }}))
+    proc = run_cli("mcp", "import", str(host))
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout + proc.stderr
+    stored = _mcp_file(isolated_home).read_text()
+    for value in (token, f"pw{uid}", f"ntn_{uid}", env_file_secret):
+        assert value not in stored and value not in out
+    doc = json.loads(stored)["servers"]
+    assert doc["notes"]["env"]["REGION"] == "eu"
+    assert doc["notes"]["env"]["API_TOKEN"] == {"secret": "mcp/notes/env/API_TOKEN"}
+    assert doc["notes"]["env"]["OPENAPI_MCP_HEADERS"] == {"secret": "mcp/notes/env/OPENAPI_MCP_HEADERS"}
+    token_pos, dsn_pos = launch.index(token) + 1, launch.index(dsn) + 1
+    assert doc["notes"]["args"][token_pos - 1] == {"secret": f"mcp/notes/arg/{token_pos}"}
+    assert doc["notes"]["args"][dsn_pos - 1] == {"secret": f"mcp/notes/arg/{dsn_pos}"}
+    # the summary names every moved value, by name only
+    for name in (f"arg:{token_pos}", f"arg:{dsn_pos}", "OPENAPI_MCP_HEADERS", "API_TOKEN"):
+        assert f"server notes, {name}" in proc.stdout, proc.stdout
+    # the prompt, the variable and the unreadable envFile are each reported
+    assert "server gh still needs its secret arg:" in proc.stdout
+    assert "${workspaceFolder}" in proc.stdout and "argument" in proc.stdout
+    assert "missing.env" in proc.stdout and "could not be read" in proc.stdout
+    listed = run_cli("mcp", "list")
+    assert token not in listed.stdout and "********" in listed.stdout
+
+    # The child is launched with the real values (and only it gets them).
+    with FakeModel([{"tool_calls": [("mcp__notes__argv_digest", "{}"),
+                                    ("mcp__notes__env_digest", '{"name": "OPENAPI_MCP_HEADERS"}'),
+                                    ("mcp__notes__env_digest", '{"name": "API_TOKEN"}')]},
+                    {"text": "done"}]) as fm:
+        assert run_cli("persona", "new", "juniper").returncode == 0
+        chat = run_cli("chat", "juniper", "hi", env=fm.env())
+    assert chat.returncode == 0, chat.stderr
+    results = [m["content"] for m in fm.requests[1]["messages"] if m["role"] == "tool"]
+    want_argv = hashlib.sha256(json.dumps(launch[1:]).encode()).hexdigest()  # argv[0] is the script
+    assert want_argv in results[0]
+    assert hashlib.sha256(notion.encode()).hexdigest() in results[1]
+    assert hashlib.sha256(env_file_secret.encode()).hexdigest() in results[2]
+    assert run_cli("mcp", "remove", "notes").returncode == 0
+    assert KeyringSecretStore().get(f"mcp/notes/arg/{dsn_pos}") is None
+
+
+def test_secret_shaped_stdio_args_given_to_mcp_add_are_stored_as_references(  # type: ignore[no-untyped-def]
+    run_cli, secret_service, isolated_home: Path
+) -> None:
+    token = f"t{uuid.uuid4().hex}"
+    proc = run_cli("mcp", "add", "db", "--command", "server", "--", "--api-key", token, "--verbose")
+    assert proc.returncode == 0, proc.stderr
+    assert token not in _mcp_file(isolated_home).read_text()
+    listed = run_cli("mcp", "list", "--json")
+    [entry] = json.loads(listed.stdout)
+    assert entry["args"] == ["--api-key", "********", "--verbose"] and token not in listed.stdout
+    assert KeyringSecretStore().get("mcp/db/arg/2") == token
+
+
+def test_short_tool_names_are_deterministic_unique_and_fit() -> None:
+    server = "s" * 48  # the longest server name leaves the least room
+    a = short_tool_name(server, LONG_TOOL_NAMES[0])
+    b = short_tool_name(server, LONG_TOOL_NAMES[1])
+    assert a != b and a == short_tool_name(server, LONG_TOOL_NAMES[0])
+    assert all(len(n) <= MAX_TOOL_NAME for n in (a, b))
+    c = short_tool_name(server, LONG_TOOL_NAMES[0], taken={a})
+    assert c != a and len(c) <= MAX_TOOL_NAME
+
+
+def test_long_tool_names_are_renamed_and_listed_not_dropped(  # type: ignore[no-untyped-def]
+    run_cli, isolated_home: Path
+) -> None:
+    with HttpServerProcess(long_names=True) as srv:
+        assert run_cli("mcp", "add", "everything", "--url", srv.url).returncode == 0
+        test = run_cli("mcp", "test", "everything")
+        tools = run_cli("mcp", "tools", "everything")
+        as_json = run_cli("mcp", "tools", "everything", "--json")
+    assert test.returncode == 0 and tools.returncode == 0, test.stderr + tools.stderr
+    docs = {d["tool"]: d["name"] for d in json.loads(as_json.stdout)}
+    for full in LONG_TOOL_NAMES:
+        assert full in docs, f"{full} was dropped"
+        short = docs[full]
+        assert len(short) <= MAX_TOOL_NAME and short.startswith("mcp__everything__")
+        assert f"{short}  <-  {full}" in test.stdout
+        assert f"{short} [full name: {full}]" in tools.stdout
+    assert "3 tool name(s) were too long" in test.stdout
+
+
+def test_a_renamed_tool_is_called_by_its_full_name(  # type: ignore[no-untyped-def]
+    run_cli, isolated_home: Path
+) -> None:
+    full = LONG_TOOL_NAMES[1]
+    short = short_tool_name("everything", full, taken={short_tool_name("everything", LONG_TOOL_NAMES[0])})
+    with HttpServerProcess(long_names=True) as srv:
+        assert run_cli("mcp", "add", "everything", "--url", srv.url).returncode == 0
+        assert run_cli("persona", "new", "juniper").returncode == 0
+        with FakeModel([{"tool_calls": [(short, "{}")]}, {"text": "done"}]) as fm:
+            chat = run_cli("chat", "juniper", "hi", "--accept-edits", env=fm.env())
+    assert chat.returncode == 0, chat.stderr
+    [result] = [m["content"] for m in fm.requests[1]["messages"] if m["role"] == "tool"]
+    assert f"called {full}" in result
+
+
+def test_a_foreign_reference_is_refused_by_the_parser_in_every_place() -> None:
+    for entry in (
+        {"url": "https://x.example/mcp", "headers": {"A": {"secret": "model/api_key"}}},
+        {"url": "https://x.example/mcp", "url_secrets": {"k": {"secret": "mcp/other/query/k"}}},
+        {"command": "x", "env": {"K": {"secret": "mcp/docs/env/OTHER"}}},
+        {"command": "x", "args": ["a", {"secret": "mcp/docs/arg/1"}]},
+    ):
+        with pytest.raises(McpConfigError, match="not its own"):
+            parse_host_config(json.dumps({"mcpServers": {"docs": entry}}))
