@@ -185,9 +185,7 @@ def short_tool_name(server: str, tool: str, taken: set[str] | frozenset[str] = f
     """A usable ``mcp__<server>__...`` name for a tool whose own name is too long or has
     characters a model API refuses: the start of the name (invalid characters made ``_``) and a
     hash of the full name, so the same tool gets the same name on every connection and two
-    tools sharing a long prefix still differ. ``taken`` names are avoided (longer hash)."""
-    import hashlib
-
+    tools sharing a long prefix still differ. ``taken`` names are avoided (another hash)."""
     prefix = f"mcp__{server}__"
     clean = re.sub(r"[^A-Za-z0-9_-]", "_", tool)
     left = MAX_TOOL_NAME - len(prefix)  # at least 9: server names are at most 48 characters
