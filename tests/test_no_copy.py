@@ -147,3 +147,120 @@ def test_no_secret_is_copied_anywhere_after_a_full_session(  # type: ignore[no-u
     # The import source file is the one place a plaintext copy may remain, and the user was told.
     assert imported_env in host_file.read_text()
     assert any("plaintext copy still exists" in o for o in outputs)
+
+
+class _WheelServer:
+    """Serves one folder over http on 127.0.0.1 (ignoring the credentials in the URL, which is
+    what a private package host would check), for ``plugins install http://user:TOKEN@...``."""
+
+    def __init__(self, folder: Path) -> None:
+        import functools
+        import http.server
+        import threading
+
+        handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(folder))
+        handler.log_message = lambda *a: None  # type: ignore[attr-defined]
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.port = self.httpd.server_address[1]
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def test_no_secret_echoed_or_pasted_is_copied_into_any_file_or_output(  # type: ignore[no-untyped-def]
+    run_cli, secret_service, isolated_home: Path, tmp_path: Path
+) -> None:
+    """Issue 9 hole 10: what the model echoes and what the user pastes where it does not belong.
+    The search covers every file under the isolated home — ``notifications.jsonl``, the install
+    record, the ``.broken-*`` backup of ``mcp.json``, the log, pip's cache — and everything
+    ``chat``, ``heartbeat``, ``memory``, ``mcp`` and ``plugins`` printed."""
+    import packfactory
+
+    uid = uuid.uuid4().hex[:10]
+    model_key = f"mk/{uid}+E1=="          # echoed back by the model in chat and a check-in
+    query_secret = f"qs{uid}QUERY"         # mcp add --url 'https://...?api_key=...'
+    arg_token = f"at{uid}ARGTOKEN"         # mcp add --command srv -- --token VALUE
+    dsn_password = f"pw{uid}DSN"           # mcp add --command srv -- postgresql://u:pw@h/db
+    url_token = f"ut{uid}URLTOKEN"         # plugins install http://user:TOKEN@host/x.whl
+    pasted = f"Bearer pasted{uid}"         # typed by hand into mcp.json, which is then broken
+    secrets = [model_key, query_secret, arg_token, dsn_password, url_token]
+    outputs: list[str] = []
+
+    def cli(*args: str, input: str | None = None, ok: bool = True, env: dict[str, str] | None = None
+            ) -> subprocess.CompletedProcess[str]:
+        proc = run_cli(*args, input=input, env={"HEARTHSIDE_LOG_LEVEL": "DEBUG", **(env or {})})
+        outputs.extend([proc.stdout, proc.stderr])
+        if ok:
+            assert proc.returncode == 0, (args, proc.stderr)
+        return proc
+
+    # The model echoes its own key back (split across streamed pieces) in a chat and a check-in.
+    echo = f"Sure. Your key is {model_key} and nobody should see it."
+    with FakeModel([{"text": echo}, {"text": "Alert: " + echo}], model_ids=("tiny",)) as fm:
+        cli("persona", "new", "juniper")
+        heartbeat = isolated_home / ".config" / "hearthside" / "personas" / "juniper" / "HEARTBEAT.md"
+        heartbeat.write_text("# Checklist\n\n- Tell me my key.\n", encoding="utf-8")
+        cli("model", "use", fm.base_url, "tiny")
+        cli("model", "set-key", input=model_key + "\n")
+        chat = cli("chat", "juniper", "what is my key?")
+        run = cli("heartbeat", "run", "juniper")
+    assert "nobody should see it" in chat.stdout and "********" in chat.stdout
+    assert "nobody should see it" in run.stdout
+    cli("heartbeat", "history")
+    cli("heartbeat", "history", "--json")
+    cli("memory", "list", "--persona", "juniper")
+    cli("memory", "search", "--persona", "juniper", "key")
+    history = isolated_home / ".local" / "state" / "hearthside" / "notifications.jsonl"
+    assert "nobody should see it" in history.read_text()
+    assert history.stat().st_mode & 0o777 == 0o600
+
+    # Secrets typed on the command line of mcp add go to the keyring, not mcp.json.
+    cli("mcp", "add", "q", "--url", f"https://example.invalid/mcp?api_key={query_secret}")
+    cli("mcp", "add", "db", "--command", "srv", "--", "--token", arg_token,
+        f"postgresql://reader:{dsn_password}@localhost/notes")
+    cli("mcp", "list")
+    cli("mcp", "list", "--json")
+    store = KeyringSecretStore()
+    assert store.get("mcp/q/query/api_key") == query_secret
+    assert store.get("mcp/db/arg/2") == arg_token
+
+    # A pack from a private host: the token is used for the download and stored nowhere.
+    wheels = tmp_path / "wheels"
+    ep, code, files = packfactory.PACKS["hs-good"]
+    packfactory.pip_wheel([packfactory.write_project(tmp_path / "src", "hs-good", ep, code, files)], wheels)
+    wheel = next(wheels.glob("hs_good-*.whl")).name
+    host = _WheelServer(wheels)
+    try:
+        cli("plugins", "install", f"http://hsuser:{url_token}@127.0.0.1:{host.port}/{wheel}",
+            env={"PIP_NO_INDEX": "1"})
+    finally:
+        host.close()
+    record = isolated_home / ".local" / "state" / "hearthside" / "installed-packs.json"
+    assert f"http://127.0.0.1:{host.port}/{wheel}" in record.read_text()
+    cli("plugins", "list")
+
+    # A secret pasted into mcp.json by hand, then the file broken: the copy kept aside is 0600.
+    mcp_file = isolated_home / ".config" / "hearthside" / "mcp.json"
+    mcp_file.write_text('{"servers": {"x": {"url": "https://h.example/mcp", "headers": '
+                        f'{{"Authorization": "{pasted}"}}}}}}, oops')
+    mcp_file.chmod(0o644)
+    cli("mcp", "list")
+    [backup] = list(mcp_file.parent.glob("mcp.json.broken-*"))
+    assert backup.stat().st_mode & 0o777 == 0o600
+
+    for name in ("q", "db"):
+        cli("mcp", "remove", name, ok=False)  # the broken file was set aside: they are gone
+    cli("model", "forget-key")
+
+    files = [p for p in isolated_home.rglob("*") if p.is_file() and not p.is_symlink()]
+    assert any("log" in p.parts for p in files)
+    blobs = {str(p): p.read_bytes() for p in files}
+    blobs.update({f"output {i}": o.encode() for i, o in enumerate(outputs)})
+    hits = [(s, f, where) for s in secrets for f in forms(s) for where, data in blobs.items()
+            if f.encode() in data]
+    assert hits == []
+    # The pasted value stays only in the user's own (0600) copy of the file they wrote.
+    where_pasted = [w for w, data in blobs.items() if pasted.split(" ", 1)[1].encode() in data]
+    assert where_pasted == [str(backup)]
