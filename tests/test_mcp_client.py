@@ -222,7 +222,7 @@ def test_server_whose_secret_was_never_entered_says_how_to_enter_it(
     service: McpService, runtime: Runtime
 ) -> None:
     cfg = ServerConfig("nokey", "http", url="http://127.0.0.1:9/mcp",
-                       headers={"Authorization": SecretRef("mcp/nokey/header/never-set")}, timeout=5)
+                       headers={"Authorization": SecretRef("mcp/nokey/header/authorization")}, timeout=5)
     service.save(service.load().with_server(cfg))
     try:
         (status,) = runtime.run(service.connect_all(), timeout=60)
