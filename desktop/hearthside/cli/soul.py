@@ -7,7 +7,9 @@ from typing import TYPE_CHECKING
 
 import click
 
+from ..core.redact import redact_obj
 from ..core.soul import SoulStore
+from ..core.termsafe import escape_json_controls
 from .common import echo, emit_json, get_app, handled, json_option
 
 if TYPE_CHECKING:
@@ -167,7 +169,8 @@ def watch_cmd(ctx: click.Context, max_events: int | None, timeout: float | None)
                 ev = events.get(timeout=wait)
             except queue.Empty:
                 continue
-            sys.stdout.write(json.dumps(ev.as_dict(), ensure_ascii=False) + "\n")  # type: ignore[attr-defined]
+            line = json.dumps(redact_obj(ev.as_dict()), ensure_ascii=False)  # type: ignore[attr-defined]
+            sys.stdout.write(escape_json_controls(line) + "\n")  # a file name may carry C1 characters
             sys.stdout.flush()
             count += 1
     except KeyboardInterrupt:
