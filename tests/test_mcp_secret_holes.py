@@ -235,3 +235,54 @@ def test_a_foreign_reference_is_refused_by_the_parser_in_every_place() -> None:
     ):
         with pytest.raises(McpConfigError, match="not its own"):
             parse_host_config(json.dumps({"mcpServers": {"docs": entry}}))
+
+
+def test_secret_shapes_in_an_import_are_found_by_the_redactors_one_list() -> None:
+    from hearthside.core.mcpconfig import SecretRef
+    from hearthside.core.redact import looks_secret, redact_shapes
+
+    notion = json.dumps({"Authorization": "Bearer ntn_abc123def456", "Notion-Version": "2022-06-28"})
+    parsed = parse_host_config(json.dumps({"mcpServers": {"s": {
+        "command": "srv",
+        "args": ["--api-key=k-123456789", "--verbose", "mysql://root:hunter22@db/x", "--region", "eu",
+                 "--password", "p455w0rd!", "${userHome}/data"],
+        "env": {"HEADERS": notion, "LOG_LEVEL": "debug", "GH": "ghp_" + "a" * 36},
+    }}}))
+    [cfg] = parsed.servers
+    kinds = ["ref" if isinstance(a, SecretRef) else a for a in cfg.args]
+    assert kinds == ["ref", "--verbose", "ref", "--region", "eu", "--password", "ref", "${userHome}/data"]
+    assert isinstance(cfg.env["HEADERS"], SecretRef) and isinstance(cfg.env["GH"], SecretRef)
+    assert cfg.env["LOG_LEVEL"] == "debug"
+    assert set(parsed.secrets.values()) == {"--api-key=k-123456789", "mysql://root:hunter22@db/x",
+                                            "p455w0rd!", notion, "ghp_" + "a" * 36}
+    assert any("${userHome}" in n and "argument 8" in n for n in parsed.notes)
+    # one list: whatever the import moves is what the log redaction masks, and the reverse
+    for value in ("mysql://root:hunter22@db/x", notion, "ghp_" + "a" * 36):
+        assert looks_secret(value) and redact_shapes(value) != value
+    assert not looks_secret("--verbose") and not looks_secret("https://example.com/mcp")
+
+
+def test_an_env_file_that_cannot_be_read_is_reported_never_dropped_silently() -> None:
+    parsed = parse_host_config(json.dumps({"servers": {"s": {"command": "srv", "envFile": "${userHome}/.env"}}}),
+                               read_env_file=lambda p: (None, "no such file"))
+    assert any("envFile" in n and "could not be read" in n and "set-secret s KEY" in n for n in parsed.notes)
+    got = parse_host_config(json.dumps({"servers": {"s": {"command": "srv", "envFile": ".env",
+                                                          "env": {"MODE": "explicit"}}}}),
+                            read_env_file=lambda p: ("MODE=file\nexport DB_PASSWORD=\"x y z\"\n# c\n", ""))
+    [cfg] = got.servers
+    assert cfg.env["MODE"] == "explicit" and got.secrets == {"mcp/s/env/DB_PASSWORD": "x y z"}
+
+
+def test_an_argument_secret_can_be_entered_with_set_secret(  # type: ignore[no-untyped-def]
+    run_cli, secret_service, isolated_home: Path, tmp_path: Path
+) -> None:
+    host = tmp_path / "mcp.json"
+    host.write_text(json.dumps({"servers": {"gh": {"command": "srv", "args": ["--pat", "${input:pat}"]}}}))
+    proc = run_cli("mcp", "import", str(host))
+    assert "set-secret gh arg:2" in proc.stdout, proc.stdout
+    value = f"pat-{uuid.uuid4().hex}"
+    proc = run_cli("mcp", "set-secret", "gh", "arg:2", input=value + "\n")
+    assert proc.returncode == 0 and value not in proc.stdout, proc.stderr
+    assert KeyringSecretStore().get("mcp/gh/arg/2") == value
+    bad = run_cli("mcp", "set-secret", "gh", "arg:9", input="x\n")
+    assert bad.returncode == 1 and "arg:N" in bad.stderr
