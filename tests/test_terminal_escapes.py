@@ -94,3 +94,29 @@ def test_every_text_printing_command_strips_control_sequences(  # type: ignore[n
     assert "innocent" in tools
 
     _clean(*outputs)
+
+
+def test_plugins_list_strips_control_sequences_from_a_packs_error(  # type: ignore[no-untyped-def]
+    run_cli, app_paths
+) -> None:
+    import packfactory
+    from hearthside.pluginhost.packsenv import PacksEnv
+
+    code = (
+        "from hearthside import hookimpl\n\n\n"
+        "@hookimpl\n"
+        "def hearthside_tools(register):\n"
+        f"    raise ValueError({EVIL!r})\n"
+    )
+    root = packfactory.workdir() / "escapes"
+    proj = packfactory.write_project(root / "src", "hs-escapes", "escapes", code, {})
+    packfactory.pip_wheel([proj], root / "wheels")
+    env = PacksEnv(app_paths.packs_dir)
+    env.ensure()
+    wheel = next((root / "wheels").glob("hs_escapes-*.whl"))
+    proc = packfactory.pip_into(env.python, "install", "--no-deps", "--no-index", str(wheel))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    listed = run_cli("plugins", "list")
+    as_json = run_cli("plugins", "list", "--json")
+    assert "HIDDEN" in listed.stdout  # the error is shown, without its sequences
+    _clean(listed.stdout, listed.stderr, as_json.stdout, as_json.stderr)

@@ -21,6 +21,7 @@ from types import TracebackType
 from typing import Any
 
 from ..core.redact import redact, register_secret
+from ..core.termsafe import strip_controls
 from .paths import ensure_dir
 
 LOG_FILE_NAME = "hearthside.log"
@@ -72,10 +73,12 @@ def _install_record_factory() -> None:
 
 class RedactingFormatter(logging.Formatter):
     """A formatter that redacts its whole output too (covers anything a filter missed, such as
-    a record created by a handler added later without the filter)."""
+    a record created by a handler added later without the filter), and removes terminal
+    control sequences: a log line may quote a pack's error or a server's message, and it is
+    shown on the terminal (stderr) or read later with ``less``/``cat``."""
 
     def format(self, record: logging.LogRecord) -> str:
-        return redact(super().format(record))
+        return strip_controls(redact(super().format(record)))
 
 
 def add_redaction(handler: logging.Handler) -> logging.Handler:
@@ -89,8 +92,8 @@ def add_redaction(handler: logging.Handler) -> logging.Handler:
 
 
 def format_crash(exc_type: type[BaseException], exc: BaseException, tb: TracebackType | None) -> str:
-    """A crash report with every secret masked."""
-    return redact("".join(traceback.format_exception(exc_type, exc, tb)))
+    """A crash report with every secret masked and no terminal control sequence."""
+    return strip_controls(redact("".join(traceback.format_exception(exc_type, exc, tb))))
 
 
 def _excepthook(exc_type: type[BaseException], exc: BaseException, tb: TracebackType | None) -> None:
