@@ -90,6 +90,7 @@ def chat(ctx: click.Context, persona: str, message: str | None, plan: bool, acce
             res = future.result()
             stream.finish()
         except ModelError as exc:
+            stream.finish()  # what was shown before the failure, its last word included
             if not interactive:
                 raise HandledError(str(exc)) from exc
             echo(f"\nhearthside: {exc}", err=True)
