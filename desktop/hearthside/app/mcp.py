@@ -394,13 +394,22 @@ class McpService:
 
     # --- sessions ----------------------------------------------------------------------
 
+    def _resolve_own(self, server: str, ref: str) -> str | None:
+        """Read a secret for ``server``'s connection — only one of its own (the parser already
+        refuses other references; this is the last check before a value leaves the keyring)."""
+        if not ref.startswith(own_refs_prefix(server)):
+            raise SecretStoreError(
+                f"server {server!r} asked for the secret {ref!r}, which is not its own; it was not read")
+        return self._resolve(ref)
+
     def _resolve(self, ref: str) -> str | None:
         return self.store.get(ref)
 
     def _connection(self, cfg: ServerConfig, reconnect: bool = True) -> Any:
         from ..adapters.mcp_client import McpConnection
 
-        return McpConnection(cfg, self._resolve, reconnect=reconnect, ping_interval=self.ping_interval,
+        return McpConnection(cfg, functools.partial(self._resolve_own, cfg.name), reconnect=reconnect,
+                             ping_interval=self.ping_interval,
                              backoff=self.backoff, on_status=self._status_changed)
 
     def _status_changed(self, status: ServerStatus) -> None:
