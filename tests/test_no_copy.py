@@ -198,7 +198,10 @@ def test_no_secret_echoed_or_pasted_is_copied_into_any_file_or_output(  # type: 
 
     # The model echoes its own key back (split across streamed pieces) in a chat and a check-in.
     echo = f"Sure. Your key is {model_key} and nobody should see it."
-    with FakeModel([{"text": echo}, {"text": "Alert: " + echo}], model_ids=("tiny",)) as fm:
+    remember = json.dumps({"key": "notes/key", "value": f"The user's key: {model_key}", "description": "key"})
+    with FakeModel([{"text": echo}, {"text": "Alert: " + echo},
+                    {"tool_calls": [("memory_remember", remember)]}, {"text": "noted"}],
+                   model_ids=("tiny",)) as fm:
         cli("persona", "new", "juniper")
         heartbeat = isolated_home / ".config" / "hearthside" / "personas" / "juniper" / "HEARTBEAT.md"
         heartbeat.write_text("# Checklist\n\n- Tell me my key.\n", encoding="utf-8")
@@ -206,6 +209,9 @@ def test_no_secret_echoed_or_pasted_is_copied_into_any_file_or_output(  # type: 
         cli("model", "set-key", input=model_key + "\n")
         chat = cli("chat", "juniper", "what is my key?")
         run = cli("heartbeat", "run", "juniper")
+        cli("chat", "juniper", "remember my key", "--accept-edits")
+    tool_turn = [m for m in fm.requests[3]["messages"] if m["role"] == "tool"]
+    assert "refused" in json.dumps(tool_turn) and "stored secrets" in json.dumps(tool_turn)
     assert "nobody should see it" in chat.stdout and "********" in chat.stdout
     assert "nobody should see it" in run.stdout
     cli("heartbeat", "history")

@@ -108,6 +108,12 @@ class Redactor:
         with self._lock:
             return len(self._forms)
 
+    def contains_known(self, text: str) -> bool:
+        """True when ``text`` holds a secret the app knows (any of its encoded forms)."""
+        with self._lock:
+            rx = self._rx
+        return bool(text) and rx is not None and rx.search(text) is not None
+
     def redact(self, text: str) -> str:
         """``text`` with every known secret form and every secret-shaped value masked."""
         if not text:
@@ -165,6 +171,12 @@ def register_secret(value: str | None) -> None:
 def redact(text: str) -> str:
     """Mask secrets in ``text`` with the process-wide redactor."""
     return DEFAULT_REDACTOR.redact(text)
+
+
+def contains_known_secret(text: str) -> bool:
+    """True when ``text`` holds a secret registered with the process-wide redactor (the model
+    key, an MCP secret read from the keyring), in any encoded form."""
+    return DEFAULT_REDACTOR.contains_known(text)
 
 
 def redact_obj(doc: object) -> object:

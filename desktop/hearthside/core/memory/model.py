@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from hearthside.core.injection import scan_for_injection
+from hearthside.core.redact import contains_known_secret
 from hearthside.core.secrets import CREDENTIAL_SHAPES, credential_shape
 
 KEY_RX = re.compile(r"^[a-z][a-z0-9_-]*(/[a-z][a-z0-9_-]*)*$")
@@ -176,6 +177,8 @@ def validate_value(value: str, description: str, key: str = "") -> None:
         if n > cap:
             raise LimitError(f"the memory {what} is {n} bytes; the limit is {cap} bytes (64 KiB). Shorten it.")
     shape = secret_shape(value) or secret_shape(description) or secret_shape(key)
+    if not shape and any(contains_known_secret(t) for t in (value, description, key)):
+        shape = "one of your stored secrets (such as the model's API key)"  # echoed by the model
     if shape:
         raise SecretValueError(
             f"refused: this memory contains what looks like {shape}. Secrets belong in the keyring, "
