@@ -17,8 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-import filelock
-
+from ..adapters.locks import LockBusy, lock_for
 from ..core.agent import ChatModel, ModelError
 from ..core.compose import read_persona_file
 from ..core.heartbeat import HeartbeatSettings, classify_reply, is_duplicate, skip_reason, utcnow
@@ -93,11 +92,11 @@ class HeartbeatService:
         if persona in self._running:
             return self._done(HeartbeatOutcome(persona, "skipped", f"a heartbeat for {persona} is already running"))
         self._running.add(persona)
-        lock = filelock.FileLock(str(self._lock_path(persona)), timeout=0)
+        lock = lock_for(self._lock_path(persona))
         try:
             try:
-                lock.acquire()
-            except filelock.Timeout:
+                lock.acquire(0)
+            except LockBusy:
                 return self._done(HeartbeatOutcome(
                     persona, "skipped", f"a heartbeat for {persona} is already running in another process"))
             try:
