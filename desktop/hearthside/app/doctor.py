@@ -156,9 +156,7 @@ def check_keyring(app: AppContext) -> Check:
 
 def check_model(app: AppContext) -> Check:
     """The model endpoint: configured and answering, or a local server to offer (issue 6)."""
-    from ..adapters.model_client import describe_model
-
-    info = describe_model(app)
+    info = app.model.describe()
     return Check("model", str(info.pop("status")), str(info.pop("detail")), info)
 
 

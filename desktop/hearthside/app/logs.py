@@ -21,12 +21,13 @@ from types import TracebackType
 from typing import Any
 
 from ..core.redact import redact, register_secret
+from .model import SECRET_ENV_VARS as MODEL_SECRET_ENV_VARS
 from .paths import ensure_dir
 
 LOG_FILE_NAME = "hearthside.log"
 #: Secrets Hearthside reads from its own environment (headless use, tests): masked like the
 #: keyring's, though they never pass through the keyring.
-SECRET_ENV_VARS = ("HEARTHSIDE_MODEL_API_KEY",)
+SECRET_ENV_VARS = MODEL_SECRET_ENV_VARS
 _FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 

@@ -112,20 +112,11 @@ class SessionService:
                      on_tool=on_tool)
 
     def model(self) -> Any:
-        """The configured model client (environment, else settings; key from the keyring).
+        """The configured model client (see :class:`hearthside.app.model.ModelService`).
 
-        Raises :class:`hearthside.adapters.model_client.ModelNotConfigured` with a sentence."""
-        import os
-
-        from ..adapters.model_client import OpenAICompatibleModel, resolve_config
-
-        secrets = None
-        if not os.environ.get("HEARTHSIDE_MODEL_API_KEY"):
-            try:
-                secrets = self.app.secrets
-            except Exception:  # noqa: BLE001 - no keyring: a keyless local model still works
-                secrets = None
-        return OpenAICompatibleModel(resolve_config(self.app.settings, secrets))
+        Raises :class:`hearthside.app.model.ModelNotConfigured` or ``InsecureModelEndpoint``
+        with a sentence."""
+        return self.app.model.client()
 
     # -- parts from other services (each may be missing or broken) --------------------------
     def _held_back(self, folder: Path, notes: list[str]) -> HeldBack:
