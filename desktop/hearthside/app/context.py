@@ -64,9 +64,7 @@ class AppContext:
         from .mcp import McpService
 
         def contributions() -> list[object]:
-            if "plugins" not in type(self).__dict__:
-                return []
-            return list(self.plugins.mcp_servers())  # type: ignore[attr-defined]
+            return list(self.plugins.mcp_servers())
 
         return McpService(self.paths, lambda: self.secrets, lambda: self.runtime, contributions)
 
