@@ -22,7 +22,7 @@ bench: $(STAMP)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check desktop plugins tests benchmarks
-	$(VENV)/bin/mypy --strict desktop/hearthside/core desktop/hearthside/adapters desktop/hearthside/pluginhost desktop/hearthside/app desktop/hearthside/cli
+	$(VENV)/bin/mypy --strict desktop/hearthside/core desktop/hearthside/adapters desktop/hearthside/pluginhost desktop/hearthside/app desktop/hearthside/cli desktop/hearthside/plugin.py $(dir $(wildcard plugins/*/hearthside_*/__init__.py))
 
 $(SYSTEM_RUN):
 	scripts/ensure-system.sh run

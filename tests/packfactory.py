@@ -22,10 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 GOOD = '''
 from pathlib import Path
-from hearthside import hookimpl
-from hearthside.core.tools import FunctionTool
-from hearthside.core.search import SearchResult
-from hearthside.core.contributions import McpServerContribution, SecretNeed
+from hearthside.plugin import FunctionTool, McpServerContribution, SecretNeed, SearchResult, hookimpl
 
 
 def shout(text: str) -> str:

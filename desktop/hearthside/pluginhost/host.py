@@ -29,19 +29,11 @@ from ..core.search import PROVIDER_NAME_RX, SearchProvider
 from ..core.skills import ORIGIN_PACK, DirectorySkillSource
 from ..core.tools import TOOL_NAME_RX, Tool, is_tool
 from . import specs
-from .specs import ENTRY_POINT_GROUP, HOOK_NAMES, PROJECT
+from .specs import ENTRY_POINT_GROUP, HOOK_NAMES, HOOKS, KIND_OF_HOOK, PROJECT, HookKind
 
 #: First-party packs shipped with Hearthside; they still load in safe mode when they are
 #: installed in Hearthside's own environment (not in the user's packs location).
 FIRST_PARTY = frozenset({"hearthside-files", "hearthside-searxng", "hearthside-starter-skills"})
-
-_KIND_OF_HOOK = {
-    "hearthside_tools": "tools",
-    "hearthside_skills": "skills",
-    "hearthside_search_providers": "providers",
-    "hearthside_mcp_servers": "servers",
-}
-
 
 def canonical_name(name: str) -> str:
     """PEP 503 normalised distribution name (``Foo_Bar`` -> ``foo-bar``)."""
@@ -63,7 +55,7 @@ class PackReport:
     error: str = ""
     hooks: list[str] = field(default_factory=list)
     contributes: dict[str, list[str]] = field(
-        default_factory=lambda: {"tools": [], "skills": [], "providers": [], "servers": []}
+        default_factory=lambda: {h.kind: [] for h in HOOKS}
     )
     warnings: list[str] = field(default_factory=list)
     location: str = "app"
@@ -226,7 +218,6 @@ class PackHost:
         self._by_name: dict[str, list[PackReport]] = {}
         self.tools: dict[str, tuple[Tool, str]] = {}
         self.skill_roots: dict[str, list[Path]] = {}
-        self.skill_sources: dict[str, DirectorySkillSource] = {}
         self.providers: dict[str, tuple[SearchProvider, str]] = {}
         self.servers: dict[str, McpServerContribution] = {}
 
@@ -323,7 +314,7 @@ class PackHost:
                 return self._fail(report, f"{hook} is a hook wrapper; packs may only use plain hooks")
             impl = pluggy.HookImpl(plugin, c.name, getattr(plugin, hook), opts)
             report.hooks.append(hook)
-            register = _Register(self, c.name, _KIND_OF_HOOK[hook], staged)
+            register = _Register(self, c.name, KIND_OF_HOOK[hook], staged)
             available = {"register": register, "settings": self.settings}
             try:
                 impl.function(**{a: available[a] for a in impl.argnames})
@@ -370,7 +361,6 @@ class PackHost:
         if staged.skill_roots:
             self.skill_roots[pack] = list(staged.skill_roots)
             src = DirectorySkillSource(staged.skill_roots, ORIGIN_PACK, pack)
-            self.skill_sources[pack] = src
             report.contributes["skills"] = [d.meta.name for d in src.docs()]
             report.warnings.extend(f"skill {d.skill!r} skipped: {d.reason}" for d in src.diagnostics)
 
@@ -378,7 +368,7 @@ class PackHost:
 class _Register:
     """The ``register`` callback handed to one hook of one pack: validates and stages."""
 
-    def __init__(self, host: PackHost, pack: str, kind: str, staged: _Staged) -> None:
+    def __init__(self, host: PackHost, pack: str, kind: HookKind, staged: _Staged) -> None:
         self.host, self.pack, self.kind, self.staged = host, pack, kind, staged
         self.closed = False
 
@@ -393,8 +383,8 @@ class _Register:
                 "while the hook runs"
             )
         if args or kwargs:
-            raise self._reject(f"register() takes exactly one {self.kind[:-1]} per call")
-        getattr(self, "_" + self.kind)(obj)
+            raise self._reject(f"register() takes exactly one {self.kind.thing} per call")
+        getattr(self, "_" + self.kind.kind)(obj)
 
     def _tools(self, obj: Any) -> None:
         if not is_tool(obj):
