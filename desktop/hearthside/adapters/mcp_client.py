@@ -28,7 +28,14 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from ..core.mcpconfig import SecretRef, ServerConfig, ServerStatus, origin_of, url_with_secrets
+from ..core.mcpconfig import (
+    SecretRef,
+    ServerConfig,
+    ServerState,
+    ServerStatus,
+    origin_of,
+    url_with_secrets,
+)
 from ..core.redact import SECRET_HEADER_NAMES, is_secret_name, redact, register_secret
 from ..core.secrets import SecretStoreError
 from ..core.tools import TOOL_NAME_RX, ToolEnv, ToolResult, ToolSpec
@@ -226,7 +233,7 @@ class McpConnection:
         await self._first_done.wait()
         return self._status
 
-    async def wait_for(self, state: str, timeout: float) -> ServerStatus:
+    async def wait_for(self, state: ServerState, timeout: float) -> ServerStatus:
         """Wait until the status is ``state`` (used by tests and ``mcp test``)."""
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(timeout):
@@ -283,7 +290,7 @@ class McpConnection:
 
     # --- supervision ---------------------------------------------------------------------
 
-    def _set(self, state: str, reason: str = "", tools: int = 0, skipped: tuple[str, ...] = ()) -> None:
+    def _set(self, state: ServerState, reason: str = "", tools: int = 0, skipped: tuple[str, ...] = ()) -> None:
         self._status = ServerStatus(self.name, state, redact(reason), tools, self.cfg.transport,
                                     self.cfg.source, skipped)
         if state in ("connected", "failed") and reason != "closed":

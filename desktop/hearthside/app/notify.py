@@ -17,7 +17,7 @@ from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Protocol
+from typing import Literal, Protocol, get_args
 
 from ..adapters.atomicfile import write_atomic
 from ..adapters.locks import lock_for
@@ -64,6 +64,10 @@ class FanoutNotifier:
         return shown
 
 
+HistoryStatus = Literal["notified", "duplicate", "failed"]
+_HISTORY_STATUSES: frozenset[str] = frozenset(get_args(HistoryStatus))
+
+
 @dataclass(frozen=True)
 class HistoryEntry:
     """One line of the notification history. ``status``: notified, duplicate or failed."""
@@ -71,7 +75,7 @@ class HistoryEntry:
     persona: str
     time: str
     text: str
-    status: str
+    status: HistoryStatus
 
     @property
     def when(self) -> datetime:
@@ -99,12 +103,15 @@ class NotificationHistory:
         for line in lines:
             try:
                 d = json.loads(line)
-                out.append(HistoryEntry(str(d["persona"]), str(d["time"]), str(d["text"]), str(d["status"])))
+                status = d["status"]
+                if status not in _HISTORY_STATUSES:
+                    continue  # not a line Hearthside wrote
+                out.append(HistoryEntry(str(d["persona"]), str(d["time"]), str(d["text"]), status))
             except (ValueError, KeyError, TypeError):
                 continue  # a damaged line is skipped, the rest stays readable
         return out
 
-    def append(self, persona: str, text: str, status: str, when: datetime | None = None) -> HistoryEntry:
+    def append(self, persona: str, text: str, status: HistoryStatus, when: datetime | None = None) -> HistoryEntry:
         when = when or datetime.now(UTC)
         entry = HistoryEntry(persona, when.isoformat(), text, status)
         with self._mutex, self._lock():

@@ -20,7 +20,15 @@ from ..core.mcpconfig import (
 )
 from ..core.redact import MASK, is_secret_name, mask, redact
 from ..core.secrets import SecretStoreError
-from .common import HandledError, emit_json, get_app, json_option, read_secret, refuse_pasted_secret
+from .common import (
+    HandledError,
+    emit_json,
+    get_app,
+    handled,
+    json_option,
+    read_secret,
+    refuse_pasted_secret,
+)
 
 #: How long ``tools`` / ``test`` wait for a server beyond its own timeouts.
 _GRACE = 15.0
@@ -100,10 +108,8 @@ def list_cmd(ctx: click.Context, as_json: bool) -> None:
 
 
 def _connect_one(app: Any, name: str) -> tuple[Any, list[Any]]:
-    try:
+    with handled(McpConfigError):
         cfg = app.mcp.get(name)
-    except McpConfigError as exc:
-        raise HandledError(str(exc)) from None
     return app.runtime.run(app.mcp.test(name), timeout=cfg.timeout * 3 + _GRACE)  # type: ignore[no-any-return]
 
 
@@ -229,10 +235,8 @@ def add_cmd(ctx: click.Context, name: str, url: str | None, command: str | None,
 def import_cmd(ctx: click.Context, file: str, as_json: bool) -> None:
     """Import servers from a Claude Desktop, Cursor or VS Code MCP file (the file is not changed)."""
     app = get_app(ctx)
-    try:
+    with handled(McpConfigError):
         rep = app.mcp.import_file(file)
-    except McpConfigError as exc:
-        raise HandledError(str(exc)) from None
     if as_json:
         emit_json({"added": list(rep.added), "secrets_moved": rep.secrets_moved,
                    "missing": [{"server": s, "key": k} for s, k in rep.missing],
@@ -273,14 +277,12 @@ def set_secret_cmd(ctx: click.Context, name: str, header: str, pasted: tuple[str
     """Enter (or replace) the secret HEADER (or env variable) of server NAME."""
     refuse_pasted_secret(pasted)
     app = get_app(ctx)
-    try:
+    with handled(McpConfigError, SecretStoreError):
         cfg = app.mcp.get(name)
         if cfg.transport == "http" and not header.startswith("?"):
             check_header(header, "")
         value = read_secret(f"{name} {header}")
         app.mcp.set_secret(name, header, value)
-    except (McpConfigError, SecretStoreError) as exc:
-        raise HandledError(str(exc)) from None
     _echo(f"{name} {header}: {mask(value)} (stored in the OS keyring)")
 
 
@@ -301,8 +303,6 @@ def disable_cmd(ctx: click.Context, name: str) -> None:
 
 
 def _switch(ctx: click.Context, name: str, on: bool) -> None:
-    try:
+    with handled(McpConfigError):
         get_app(ctx).mcp.set_enabled(name, on)
-    except McpConfigError as exc:
-        raise HandledError(str(exc)) from None
     _echo(f"MCP server {name} is now {'enabled' if on else 'disabled'}")

@@ -19,7 +19,7 @@ import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pluggy
 
@@ -44,6 +44,9 @@ class RegistrationError(ValueError):
     """A pack registered something unusable; raised into the pack and recorded against it."""
 
 
+PackStatus = Literal["ok", "failed", "blocked"]
+
+
 @dataclass
 class PackReport:
     """One pack as ``plugins list`` shows it. ``status`` is ``ok``, ``failed`` or ``blocked``."""
@@ -51,7 +54,7 @@ class PackReport:
     name: str
     dist: str
     version: str
-    status: str = "ok"
+    status: PackStatus = "ok"
     error: str = ""
     hooks: list[str] = field(default_factory=list)
     contributes: dict[str, list[str]] = field(
