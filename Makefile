@@ -7,15 +7,19 @@ SYSTEM_RUN  := $(VENV)/.system-run
 SYSTEM_TEST := $(VENV)/.system-test
 # The system packages come before the venv (python3-venv may be missing); `make test` needs the
 # test set (a superset), anything else the run set. Order-only, so -j never runs two apt-gets.
-SYSTEM := $(if $(filter test,$(MAKECMDGOALS)),$(SYSTEM_TEST),$(SYSTEM_RUN))
+SYSTEM := $(if $(filter test test-fast,$(MAKECMDGOALS)),$(SYSTEM_TEST),$(SYSTEM_RUN))
 
-.PHONY: run test bench lint clean
+.PHONY: run test test-fast bench lint clean
 
 run: $(STAMP)
 	$(VENV)/bin/hearthside $(ARGS)
 
 test: $(STAMP)
 	scripts/run-tests.sh $(ARGS)
+
+# The development loop: everything but the tests marked slow (`make test` still runs them all).
+test-fast: $(STAMP)
+	scripts/run-tests.sh -m "not slow" $(ARGS)
 
 bench: $(STAMP)
 	@set -e; for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b; done

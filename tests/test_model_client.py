@@ -192,6 +192,7 @@ def test_a_broken_event_stream_is_a_clear_error(sse: str, why: str) -> None:
         run(_client(fm).complete(MSGS, []))
 
 
+@pytest.mark.slow
 def test_model_cli_use_set_key_and_chat_sends_the_keyring_key(app_context, run_cli, secret_service) -> None:  # type: ignore[no-untyped-def]
     import hearthside.app.context  # noqa: F401
     from personas import make_persona
