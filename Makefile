@@ -7,9 +7,9 @@ SYSTEM_RUN  := $(VENV)/.system-run
 SYSTEM_TEST := $(VENV)/.system-test
 # The system packages come before the venv (python3-venv may be missing); `make test` needs the
 # test set (a superset), anything else the run set. Order-only, so -j never runs two apt-gets.
-SYSTEM := $(if $(filter test,$(MAKECMDGOALS)),$(SYSTEM_TEST),$(SYSTEM_RUN))
+SYSTEM := $(if $(filter test test-fast,$(MAKECMDGOALS)),$(SYSTEM_TEST),$(SYSTEM_RUN))
 
-.PHONY: run test bench lint clean
+.PHONY: run test test-fast bench lint clean
 
 run: $(STAMP)
 	$(VENV)/bin/hearthside $(ARGS)
@@ -17,12 +17,16 @@ run: $(STAMP)
 test: $(STAMP)
 	scripts/run-tests.sh $(ARGS)
 
+# The development loop: everything but the tests marked slow (`make test` still runs them all).
+test-fast: $(STAMP)
+	scripts/run-tests.sh -m "not slow" $(ARGS)
+
 bench: $(STAMP)
 	@set -e; for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b; done
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check desktop plugins tests benchmarks
-	$(VENV)/bin/mypy --strict desktop/hearthside/core
+	$(VENV)/bin/mypy --strict desktop/hearthside/core desktop/hearthside/adapters desktop/hearthside/pluginhost desktop/hearthside/app desktop/hearthside/cli desktop/hearthside/plugin.py $(dir $(wildcard plugins/*/hearthside_*/__init__.py))
 
 $(SYSTEM_RUN):
 	scripts/ensure-system.sh run

@@ -1,6 +1,8 @@
 """A real ``org.freedesktop.Notifications`` service on the test D-Bus session bus (jeepney).
 
-It records every ``Notify`` call so tests can check what reached the desktop. Only usable
+It records every ``Notify`` call so tests can check what reached the desktop, and answers
+``GetCapabilities`` with the capabilities it was given (``None``: it does not implement the
+method, like a broken server). Only usable
 inside the private D-Bus session that ``scripts/run-tests.sh`` starts.
 """
 
@@ -15,7 +17,8 @@ from jeepney.io.blocking import open_dbus_connection
 
 
 class NotificationServer:
-    def __init__(self) -> None:
+    def __init__(self, capabilities: tuple[str, ...] | None = ("body", "body-markup")) -> None:
+        self.capabilities = capabilities
         self.received: list[dict[str, Any]] = []
         self._stop = threading.Event()
         self._ready = threading.Event()
@@ -58,5 +61,7 @@ class NotificationServer:
                     app, _id, _icon, summary, body, *_ = msg.body
                     self.received.append({"app": app, "summary": summary, "body": body})
                     conn.send(new_method_return(msg, "u", (len(self.received),)))
+                elif member == "GetCapabilities" and self.capabilities is not None:
+                    conn.send(new_method_return(msg, "as", (list(self.capabilities),)))
                 else:
                     conn.send(new_error(msg, "org.freedesktop.DBus.Error.UnknownMethod", "s", (str(member),)))

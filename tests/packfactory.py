@@ -22,10 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 GOOD = '''
 from pathlib import Path
-from hearthside import hookimpl
-from hearthside.core.tools import FunctionTool
-from hearthside.core.search import SearchResult
-from hearthside.core.contributions import McpServerContribution, SecretNeed
+from hearthside.plugin import FunctionTool, McpServerContribution, SecretNeed, SearchResult, hookimpl
 
 
 def shout(text: str) -> str:
@@ -245,11 +242,14 @@ def write_project(root: Path, dist: str, ep: str | None, code: str, files: dict[
 
 def pip_wheel(projects: list[Path], out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    subprocess.run(
+    proc = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "-q", "--disable-pip-version-check", "--no-deps",
          "--no-build-isolation", "--no-index", "-w", str(out), *map(str, projects)],
-        check=True, capture_output=True, text=True, timeout=600,
+        check=False, capture_output=True, text=True, timeout=600,
     )
+    # pip's own words, not just "returned non-zero exit status 1" (a missing setuptools or
+    # wheel shows here: both come with `pip install -e '.[test]'`).
+    assert proc.returncode == 0, f"pip wheel failed:\n{proc.stdout}\n{proc.stderr}"
 
 
 def wheels() -> dict[str, Path]:

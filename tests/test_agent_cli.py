@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
 from fakemodel import FakeModel
 from personas import make_persona
 
@@ -73,6 +74,7 @@ def test_chat_with_an_empty_message_is_a_usage_mistake_and_asks_nothing(app_cont
     assert proc.returncode == 2 and "the message is empty" in proc.stderr and asked == 0
 
 
+@pytest.mark.slow
 def test_chat_names_an_mcp_server_that_cannot_start_in_a_plain_note_and_still_answers(app_context, run_cli) -> None:  # type: ignore[no-untyped-def]
     make_persona(app_context)
     assert run_cli("mcp", "add", "broken", "--command", "false").returncode == 0
@@ -88,6 +90,7 @@ def test_chat_with_an_unknown_persona_is_a_handled_failure(app_context, run_cli)
     assert proc.returncode == 1 and "no persona named 'ghost'" in proc.stderr
 
 
+@pytest.mark.slow
 def test_heartbeat_run_json_reports_notified_silent_and_skipped(app_context, run_cli) -> None:  # type: ignore[no-untyped-def]
     make_persona(app_context)
     make_persona(app_context, "empty", {"SOUL.md": "x", "HEARTBEAT.md": "# nothing\n- [ ]\n"})
@@ -184,6 +187,7 @@ def test_chat_on_a_terminal_asks_before_a_mutating_tool_and_runs_it_when_allowed
     assert not tool_msgs[0].startswith("Error")
 
 
+@pytest.mark.slow
 def test_heartbeat_pause_resume_and_history_for_one_persona(app_context, run_cli) -> None:  # type: ignore[no-untyped-def]
     make_persona(app_context)
     make_persona(app_context, "other")

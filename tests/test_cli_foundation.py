@@ -6,6 +6,7 @@ import json
 import os
 from pathlib import Path
 
+import pytest
 from hearthside import BOOTSTRAP_ORDER, __version__
 from hearthside.core.compose import compose_persona
 
@@ -77,6 +78,7 @@ def test_persona_new_refuses_existing_folder_and_writes_nothing(run_cli, app_pat
     assert (folder / "SOUL.md").read_text() == "mine"
 
 
+@pytest.mark.slow
 def test_persona_new_refuses_invalid_names(run_cli, app_paths) -> None:  # type: ignore[no-untyped-def]
     rule = "use 1-64 letters, digits, spaces, '.', '_' or '-', starting with a letter or digit"
     for bad in ["../escape", "a/b", "", ".hidden", "x" * 65, "tab\there", "new\nline"]:
@@ -254,6 +256,7 @@ def test_settings_file_that_is_a_fifo_never_hangs_a_command(run_cli, app_paths) 
     }
 
 
+@pytest.mark.slow
 def test_run_tests_script_fails_when_no_tests_ran() -> None:
     """pytest's exit code 5 ("no tests collected") must fail `make test` and so `.ci/run`."""
     import shutil

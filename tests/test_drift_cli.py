@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from drift_helpers import WAIT, atomic_save, config_dir, make_persona
 from hearthside.core.compose import BOOTSTRAP_ORDER
 from hearthside.core.drift import fingerprint
@@ -38,6 +39,7 @@ def test_status_without_a_soul_lists_it_as_missing(run_cli) -> None:  # type: ig
     assert entry["state"] == "missing" and entry["file"] == "soul.md"
 
 
+@pytest.mark.slow
 def test_diff_then_approve_a_hand_edit(run_cli, isolated_home: Path) -> None:  # type: ignore[no-untyped-def]
     root = make_persona(isolated_home, "alice", {"SOUL.md": "line one\nline two\n"})
     assert run_cli("soul", "status").returncode == 0

@@ -65,3 +65,43 @@ def test_headless_mode_runs_heartbeats_notifies_and_stops_on_sigterm(app_context
     entries = app_context.notifications.entries()
     assert entries and entries[0].status == "notified" and "3pm sync" in entries[0].text
     assert "running headless" in out
+
+
+HOSTILE = ('Done & dusted. <a href="https://evil.example/x">click</a> '
+           '<img src="file:///home/me/.ssh/id_ed25519"> <b>bold</b>')
+
+
+@needs_bus
+@pytest.mark.parametrize("caps", [("body", "body-markup"), None])
+def test_markup_in_a_notification_body_arrives_escaped(caps) -> None:  # type: ignore[no-untyped-def]
+    """A server that renders body markup (or cannot say whether it does) gets the text escaped:
+    no link, image or bold is rendered, a bare & stays an &. On the old code it arrived raw."""
+    with NotificationServer(capabilities=caps) as srv:
+        assert DesktopNotifier().notify("juniper", HOSTILE)
+        assert wait_for(lambda: srv.received, 5)
+    body = srv.received[0]["body"]
+    assert body == ("Done &amp; dusted. &lt;a href=\"https://evil.example/x\"&gt;click&lt;/a&gt; "
+                    "&lt;img src=\"file:///home/me/.ssh/id_ed25519\"&gt; &lt;b&gt;bold&lt;/b&gt;")
+    assert "<" not in body and ">" not in body
+
+
+@needs_bus
+def test_a_server_without_body_markup_gets_plain_text() -> None:
+    with NotificationServer(capabilities=("body",)) as srv:
+        assert DesktopNotifier().notify("juniper", HOSTILE)
+        assert wait_for(lambda: srv.received, 5)
+    assert srv.received[0]["body"] == HOSTILE  # shown as text by such a server, never rendered
+
+
+@needs_bus
+def test_the_length_cut_never_splits_an_entity() -> None:
+    from hearthside.adapters.notifications import BODY_LIMIT
+
+    with NotificationServer() as srv:
+        for shift in range(5):  # the cut falls at every offset inside "&amp;"
+            assert DesktopNotifier().notify("juniper", "x" * (BODY_LIMIT - 3 - shift) + "&" * 10)
+        assert wait_for(lambda: len(srv.received) == 5, 5)
+    for got in srv.received:
+        body = got["body"]
+        assert len(body) <= BODY_LIMIT
+        assert body.lstrip("x").replace("&amp;", "") == ""  # only whole entities after the x's

@@ -17,6 +17,7 @@ def mcp_json(home: Path) -> Path:
     return home / ".config" / "hearthside" / "mcp.json"
 
 
+@pytest.mark.slow
 def test_add_list_tools_test_rotate_and_remove_over_the_cli(  # type: ignore[no-untyped-def]
     run_cli, secret_service, isolated_home: Path, tmp_path: Path
 ) -> None:
@@ -199,6 +200,7 @@ def test_secret_pasted_into_mcp_json_by_hand_is_moved_into_the_keyring(  # type:
     store.delete("mcp/hand/header/authorization")
 
 
+@pytest.mark.slow
 def test_a_change_waits_for_another_process_holding_the_config_lock(  # type: ignore[no-untyped-def]
     run_cli, isolated_home: Path
 ) -> None:
@@ -231,6 +233,7 @@ def test_secret_header_over_plain_http_to_another_host_is_refused_before_asking_
     assert run_cli("mcp", "remove", "far").returncode == 0
 
 
+@pytest.mark.slow
 def test_disable_and_enable_keep_the_server_and_switch_it(run_cli, isolated_home: Path) -> None:  # type: ignore[no-untyped-def]
     assert run_cli("mcp", "add", "sw", "--command", "true").returncode == 0
     off = run_cli("mcp", "disable", "sw")
@@ -243,6 +246,7 @@ def test_disable_and_enable_keep_the_server_and_switch_it(run_cli, isolated_home
     assert ghost.returncode == 1 and "no MCP server named 'ghost'" in ghost.stderr
 
 
+@pytest.mark.slow
 def test_testing_a_disabled_server_that_works_says_personas_do_not_use_it(run_cli) -> None:  # type: ignore[no-untyped-def]
     cmd, args = stdio_command()
     assert run_cli("mcp", "add", "quiet", "--disabled", "--command", cmd, "--", *args).returncode == 0
@@ -253,6 +257,7 @@ def test_testing_a_disabled_server_that_works_says_personas_do_not_use_it(run_cl
     assert "disabled" not in run_cli("mcp", "test", "quiet").stdout
 
 
+@pytest.mark.slow
 def test_names_that_say_token_do_not_get_the_rest_of_their_line_masked(run_cli) -> None:  # type: ignore[no-untyped-def]
     cmd, args = stdio_command()
     assert run_cli("mcp", "add", "api-token", "--command", cmd, "--", *args, "--token-tool").returncode == 0

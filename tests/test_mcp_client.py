@@ -129,6 +129,7 @@ def test_origin_bound_transport_drops_secrets_even_when_a_client_follows_the_red
             assert "authorization" not in r and "x-api-key" not in r
 
 
+@pytest.mark.slow
 def test_server_listing_a_thousand_tools_registers_all_of_them(service: McpService, runtime: Runtime) -> None:
     with HttpServerProcess(tools=1000) as srv:
         service.add(ServerConfig("big", "http", url=srv.url, timeout=60))
@@ -195,6 +196,7 @@ def test_stdio_command_that_does_not_exist_fails_with_a_reason(runtime: Runtime)
     assert status.state == "failed" and "not found" in status.reason
 
 
+@pytest.mark.slow
 def test_killed_server_turns_failed_then_reconnects_when_it_returns(
     service: McpService, runtime: Runtime
 ) -> None:
@@ -295,6 +297,7 @@ def test_secret_query_parameter_is_sent_only_when_connecting(service: McpService
         assert "api_key=query-secret-8842%2Bx" in first and "mode=a" in first
 
 
+@pytest.mark.slow
 def test_killed_stdio_server_is_restarted(service: McpService, runtime: Runtime) -> None:
     import signal
 
@@ -316,6 +319,7 @@ def test_killed_stdio_server_is_restarted(service: McpService, runtime: Runtime)
         runtime.run(service.close(), timeout=30)
 
 
+@pytest.mark.slow
 def test_a_call_longer_than_the_timeout_fails_and_the_session_keeps_working(
     service: McpService, runtime: Runtime
 ) -> None:

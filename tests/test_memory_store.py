@@ -38,6 +38,7 @@ WRITER = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_eight_processes_writing_at_once_lose_nothing(tmp_path: Path) -> None:
     folder = tmp_path / "mem"
     procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(folder), str(p), "100"],
@@ -52,6 +53,7 @@ def test_eight_processes_writing_at_once_lose_nothing(tmp_path: Path) -> None:
     assert len(store.inspect("shared/last").revisions) == 64
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("after", [5, 60, 150])
 def test_a_writer_killed_mid_save_leaves_a_valid_file_with_every_completed_write(tmp_path: Path, after: int) -> None:
     folder = tmp_path / "mem"

@@ -11,9 +11,7 @@ import pytest
 from fakemodel import FakeModel
 from hearthside.adapters.model_client import (
     ModelConfig,
-    ModelNotConfigured,
     OpenAICompatibleModel,
-    resolve_config,
 )
 from hearthside.core.agent import ModelError
 
@@ -125,31 +123,33 @@ def test_config_prefers_environment_then_settings_then_secret_store() -> None:
         def get(self, ref: str) -> str | None:
             return "from-keyring" if ref == "model/api_key" else None
 
+    from hearthside.app.model import ModelNotConfigured, ModelService
+
     st = Settings({"model.base_url": "http://127.0.0.1:11434/v1/", "model.name": "llama3"})
-    cfg = resolve_config(st, Secrets(), env={})
+    cfg = ModelService(st, Secrets, env={}).config()  # type: ignore[arg-type]
     assert (cfg.base_url, cfg.model, cfg.api_key) == ("http://127.0.0.1:11434/v1", "llama3", "from-keyring")
-    env = {"HEARTHSIDE_MODEL_BASE_URL": "http://x/v1", "HEARTHSIDE_MODEL": "m2", "HEARTHSIDE_MODEL_API_KEY": "k"}
-    cfg = resolve_config(st, Secrets(), env=env)
-    assert (cfg.base_url, cfg.model, cfg.api_key) == ("http://x/v1", "m2", "k")
+    env = {"HEARTHSIDE_MODEL_BASE_URL": "https://x/v1", "HEARTHSIDE_MODEL": "m2", "HEARTHSIDE_MODEL_API_KEY": "k"}
+    cfg = ModelService(st, Secrets, env=env).config()  # type: ignore[arg-type]
+    assert (cfg.base_url, cfg.model, cfg.api_key) == ("https://x/v1", "m2", "k")
     with pytest.raises(ModelNotConfigured, match="No model is configured") as none_set:
-        resolve_config(Settings(), None, env={})
+        ModelService(Settings(), lambda: None, env={}).config()  # type: ignore[arg-type]
     assert "hearthside model use BASE_URL NAME" in str(none_set.value)  # the command, not only TOML keys
 
 
 def test_a_local_server_is_found_and_offered_when_nothing_is_configured(monkeypatch, app_context) -> None:  # type: ignore[no-untyped-def]
-    import hearthside.adapters.model_client as mc
+    import hearthside.app.model as mc
     from hearthside.app.doctor import check_model
 
     with FakeModel(model_ids=("llama3.2", "qwen3")) as fm:
         monkeypatch.setattr(mc, "LOCAL_CANDIDATES", (("Ollama", fm.base_url), ("LM Studio", "http://127.0.0.1:9/v1")))
-        found = run(mc.probe_local())
+        found = run(app_context.model.adiscover_local())
         check = check_model(app_context)
     assert found == [{"label": "Ollama", "base_url": fm.base_url, "models": ["llama3.2", "qwen3"]}]
     assert check.status == "warn" and "found Ollama" in check.detail and "llama3.2" in check.detail
 
 
 def test_chat_without_a_terminal_names_the_local_server_it_found_and_the_command_to_use_it(monkeypatch, app_context) -> None:  # type: ignore[no-untyped-def]
-    import hearthside.adapters.model_client as mc
+    import hearthside.app.model as mc
     from hearthside.cli.common import HandledError
     from hearthside.cli.running import model_or_offer
 
@@ -192,6 +192,7 @@ def test_a_broken_event_stream_is_a_clear_error(sse: str, why: str) -> None:
         run(_client(fm).complete(MSGS, []))
 
 
+@pytest.mark.slow
 def test_model_cli_use_set_key_and_chat_sends_the_keyring_key(app_context, run_cli, secret_service) -> None:  # type: ignore[no-untyped-def]
     import hearthside.app.context  # noqa: F401
     from personas import make_persona

@@ -33,6 +33,7 @@ def forms(value: str) -> set[str]:
     return out
 
 
+@pytest.mark.slow
 def test_no_secret_is_copied_anywhere_after_a_full_session(  # type: ignore[no-untyped-def]
     run_cli, secret_service, isolated_home: Path, tmp_path: Path
 ) -> None:

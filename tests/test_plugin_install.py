@@ -16,6 +16,9 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 import packfactory
 
+#: Every test here runs real pip installs into a packs venv.
+pytestmark = pytest.mark.slow
+
 OFFLINE = {"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": ""}
 
 

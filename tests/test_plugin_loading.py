@@ -135,6 +135,7 @@ def test_pack_for_a_newer_hearthside_is_failed_with_a_clear_reason(listing) -> N
                           "Hearthside does not provide; the pack may need a newer Hearthside")
 
 
+@pytest.mark.slow
 def test_disable_blocks_a_pack_before_import_and_enable_restores_it(listing, run_cli, shared_data) -> None:  # type: ignore[no-untyped-def]
     env = {"XDG_DATA_HOME": str(shared_data)}
     assert run_cli("plugins", "disable", "importerror", env=env).returncode == 0
@@ -161,6 +162,7 @@ def test_safe_mode_loads_only_first_party_packs(listing, how: str) -> None:  # t
     assert packs["files"]["status"] == "ok"
 
 
+@pytest.mark.slow
 def test_flagged_pack_skill_is_held_back_until_allowed(run_cli, shared_data) -> None:  # type: ignore[no-untyped-def]
     env = {"XDG_DATA_HOME": str(shared_data)}
     held = json.loads(run_cli("plugins", "held", "--json", env=env).stdout)

@@ -85,6 +85,7 @@ def test_keyring_config_naming_another_backend_is_ignored(secret_service, tmp_pa
     assert out.stdout.strip() == "keyring.backends.SecretService.Keyring"
 
 
+@pytest.mark.slow
 def test_no_keyring_means_a_clear_error_and_the_secret_is_stored_nowhere(run_cli, isolated_home: Path) -> None:  # type: ignore[no-untyped-def]
     secret = f"absent-keyring-{uuid.uuid4().hex}"
     proc = run_cli("mcp", "add", "nokeyring", "--url", "https://mcp.example.com/mcp",

@@ -97,6 +97,7 @@ def test_the_session_offers_memory_tools_and_plan_mode_hides_memory_writes(app_c
     assert "memory_remember" not in plan_names and "memory_recall" in plan_names
 
 
+@pytest.mark.slow
 def test_the_memory_index_in_the_prompt_is_bounded(app_context) -> None:  # type: ignore[no-untyped-def]
     make_persona(app_context)
     store = app_context.memory.store("juniper")

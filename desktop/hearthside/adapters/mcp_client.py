@@ -31,6 +31,7 @@ from mcp.shared.exceptions import MCPError
 from ..core.mcpconfig import (
     SecretRef,
     ServerConfig,
+    ServerState,
     ServerStatus,
     arg_key,
     origin_of,
@@ -234,7 +235,7 @@ class McpConnection:
         await self._first_done.wait()
         return self._status
 
-    async def wait_for(self, state: str, timeout: float) -> ServerStatus:
+    async def wait_for(self, state: ServerState, timeout: float) -> ServerStatus:
         """Wait until the status is ``state`` (used by tests and ``mcp test``)."""
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(timeout):
@@ -291,7 +292,7 @@ class McpConnection:
 
     # --- supervision ---------------------------------------------------------------------
 
-    def _set(self, state: str, reason: str = "", tools: int = 0,
+    def _set(self, state: ServerState, reason: str = "", tools: int = 0,
              skipped: tuple[tuple[str, str], ...] = (), renamed: tuple[tuple[str, str], ...] = ()) -> None:
         self._status = ServerStatus(self.name, state, redact(reason), tools, self.cfg.transport,
                                     self.cfg.source, skipped, renamed)

@@ -23,8 +23,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
-import filelock
-
 from ..core.memory.bm25 import Bm25Index
 from ..core.memory.model import (
     MAX_DOCUMENT_BYTES,
@@ -36,6 +34,7 @@ from ..core.memory.model import (
     MemoryRecord,
 )
 from .atomicfile import keep_backup, write_atomic
+from .locks import LockBusy, lock_for
 
 try:  # flock exists on Linux and macOS; elsewhere reads rely on the atomic rename alone.
     import fcntl
@@ -68,10 +67,10 @@ class JsonMemoryStore:
     @contextmanager
     def _exclusive(self) -> Iterator[None]:
         self._ensure_dir()
-        lock = filelock.FileLock(str(self.lock_path), timeout=self.lock_timeout)
+        lock = lock_for(self.lock_path)
         try:
-            lock.acquire()
-        except filelock.Timeout as exc:
+            lock.acquire(self.lock_timeout)
+        except LockBusy as exc:
             raise LockTimeoutError(
                 f"another Hearthside process has held the memory lock {self.lock_path} for more "
                 f"than {self.lock_timeout:g} s; try again, or close the other process."

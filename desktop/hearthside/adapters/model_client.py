@@ -1,5 +1,8 @@
 """The model client: any OpenAI-compatible chat-completions endpoint over ``httpx2``.
 
+Only the HTTP lives here; which endpoint, which key and whether the key may travel there is the
+app's model service (:mod:`hearthside.app.model`).
+
 OpenAI, OpenRouter, Ollama, LM Studio, llama.cpp server and vLLM all speak
 ``POST {base_url}/chat/completions``. Replies stream as server-sent events; tool-call
 fragments are stitched by index. 429 and 5xx (and connection failures) are retried with
@@ -11,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import random
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -21,17 +23,6 @@ from typing import Any
 import httpx2
 
 from ..core.agent import ModelError, ModelReply, ToolCall
-
-#: Local servers offered when nothing is configured: (label, base URL).
-LOCAL_CANDIDATES: tuple[tuple[str, str], ...] = (
-    ("Ollama", "http://127.0.0.1:11434/v1"),
-    ("LM Studio", "http://127.0.0.1:1234/v1"),
-)
-API_KEY_REF = "model/api_key"
-
-
-class ModelNotConfigured(ModelError):
-    """No endpoint is configured; the message says how to set one."""
 
 
 @dataclass(frozen=True)
@@ -52,60 +43,35 @@ class ModelConfig:
         return f"ModelConfig(base_url={self.base_url!r}, model={self.model!r}, api_key={'***' if self.api_key else ''!r})"
 
 
-def resolve_config(settings: Any, secrets: Any = None, env: Mapping[str, str] | None = None) -> ModelConfig:
-    """The model config from the environment, else settings (key from the secret store).
+@dataclass(frozen=True)
+class ModelsAnswer:
+    """What ``GET {base_url}/models`` said: the HTTP status (0: no answer), the model ids, and
+    the failure's exception name when there was no answer."""
 
-    ``settings`` has ``get(dotted_key, default)``; ``secrets`` has ``get(ref)`` or is None.
-    Raises :class:`ModelNotConfigured` when no endpoint or model name is known.
-    """
-    env = os.environ if env is None else env
-    base = env.get("HEARTHSIDE_MODEL_BASE_URL") or str(settings.get("model.base_url", "") or "")
-    name = env.get("HEARTHSIDE_MODEL") or str(settings.get("model.name", "") or "")
-    key = env.get("HEARTHSIDE_MODEL_API_KEY", "")
-    if not key and secrets is not None:
-        try:
-            key = secrets.get(API_KEY_REF) or ""
-        except Exception:  # noqa: BLE001 - a locked keyring must not stop a keyless local model
-            key = ""
-    if not base:
-        raise ModelNotConfigured(
-            "No model is configured. Choose one with 'hearthside model use BASE_URL NAME' (for "
-            "Ollama: hearthside model use http://127.0.0.1:11434/v1 llama3.2), or set model.base_url "
-            "and model.name in settings.toml (or HEARTHSIDE_MODEL_BASE_URL and HEARTHSIDE_MODEL)."
-        )
-    if not name:
-        raise ModelNotConfigured(
-            f"No model name is configured for {base}. Choose one with 'hearthside model use {base} NAME', "
-            "or set model.name in settings.toml or HEARTHSIDE_MODEL."
-        )
-    def seconds(k: str, d: float) -> float:
-        try:
-            v = float(settings.get(f"model.{k}", d) or d)
-        except (TypeError, ValueError):
-            return d
-        return v if v > 0 else d
-
-    return ModelConfig(base.rstrip("/"), name, key, connect_timeout=seconds("connect_timeout", 10.0),
-                       read_timeout=seconds("read_timeout", 120.0), total_timeout=seconds("total_timeout", 600.0))
+    status: int
+    models: tuple[str, ...] = ()
+    error: str = ""
 
 
-async def probe_local(timeout: float = 0.5) -> list[dict[str, Any]]:
-    """Look for Ollama and LM Studio on 127.0.0.1 at their default ports.
+async def list_models(base_url: str, api_key: str = "", timeout: float = 3.0) -> ModelsAnswer:
+    """Ask an endpoint which models it serves. Never raises for a network or protocol failure.
 
-    Returns ``[{"label", "base_url", "models"}]`` for each that answers ``GET /models``.
-    """
-    found = []
-    async with httpx2.AsyncClient(timeout=timeout, trust_env=False) as client:
-        for label, base in LOCAL_CANDIDATES:
-            try:
-                r = await client.get(f"{base}/models")
-                if r.status_code != 200:
-                    continue
-                models = [str(m.get("id")) for m in r.json().get("data", []) if isinstance(m, dict)]
-            except (httpx2.HTTPError, ValueError, AttributeError):
-                continue
-            found.append({"label": label, "base_url": base, "models": models})
-    return found
+    The caller decides whether ``api_key`` may be sent to ``base_url`` (the app's model service
+    does, before calling this)."""
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    try:
+        async with httpx2.AsyncClient(timeout=timeout, trust_env=False, headers=headers,
+                                      follow_redirects=False, verify=_ssl_context()) as client:
+            r = await client.get(f"{base_url.rstrip('/')}/models")
+    except httpx2.HTTPError as exc:
+        return ModelsAnswer(0, (), type(exc).__name__)
+    if r.status_code != 200:
+        return ModelsAnswer(r.status_code)
+    try:
+        models = tuple(str(m.get("id")) for m in r.json().get("data", []) if isinstance(m, dict))
+    except (ValueError, AttributeError):
+        return ModelsAnswer(r.status_code, (), "not an OpenAI-compatible model list")
+    return ModelsAnswer(200, models)
 
 
 _SSL_CONTEXT: Any = None
@@ -333,44 +299,3 @@ def _error_text(err: Any) -> str:
     if isinstance(err, dict):
         return str(err.get("message") or err)
     return str(err)
-
-
-def describe_model(app: Any, timeout: float = 3.0) -> dict[str, Any]:
-    """For the doctor: is a model configured and does ``GET /models`` answer? Never raises."""
-
-    async def probe() -> dict[str, Any]:
-        try:
-            secrets = None if os.environ.get("HEARTHSIDE_MODEL_API_KEY") else _maybe_secrets(app)
-            cfg = resolve_config(app.settings, secrets)
-        except ModelNotConfigured as exc:
-            found = await probe_local()
-            if found:
-                f = found[0]
-                return {"status": "warn", "detail": f"not configured; found {f['label']} at {f['base_url']} "
-                        f"(models: {', '.join(f['models'][:5]) or 'none'}). 'hearthside chat' offers it.",
-                        "local": found}
-            return {"status": "warn", "detail": str(exc)}
-        headers = {"Authorization": f"Bearer {cfg.api_key}"} if cfg.api_key else {}
-        data = {"base_url": cfg.base_url, "model": cfg.model, "api_key": bool(cfg.api_key)}
-        try:
-            async with httpx2.AsyncClient(timeout=timeout, trust_env=False, headers=headers,
-                                          verify=_ssl_context()) as client:
-                r = await client.get(f"{cfg.base_url}/models")
-        except httpx2.HTTPError as exc:
-            return {"status": "warn", "detail": f"{cfg.base_url} is not answering ({type(exc).__name__}); "
-                    "is the server running?", **data}
-        if r.status_code != 200:
-            return {"status": "warn", "detail": f"{cfg.base_url}/models answered HTTP {r.status_code}", **data}
-        return {"status": "ok", "detail": f"{cfg.model} at {cfg.base_url}", **data}
-
-    try:
-        return asyncio.run(probe())
-    except Exception as exc:  # noqa: BLE001 - a diagnostic never crashes
-        return {"status": "warn", "detail": f"could not check the model: {exc}"}
-
-
-def _maybe_secrets(app: Any) -> Any:
-    try:
-        return app.secrets
-    except Exception:  # noqa: BLE001
-        return None

@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # the services are imported on first use, never at start
     from .heartbeat import HeartbeatService
     from .mcp import McpService
     from .memory import MemoryService
+    from .model import ModelService
     from .notify import NotificationHistory
     from .plugins import PluginService
     from .runtime import Runtime
@@ -63,11 +64,16 @@ class AppContext:
         from .mcp import McpService
 
         def contributions() -> list[object]:
-            if "plugins" not in type(self).__dict__:
-                return []
-            return list(self.plugins.mcp_servers())  # type: ignore[attr-defined]
+            return list(self.plugins.mcp_servers())
 
         return McpService(self.paths, lambda: self.secrets, lambda: self.runtime, contributions)
+
+    @cached_property
+    def model(self) -> ModelService:
+        """Which model personas talk to, its key and the rule for where the key may go."""
+        from .model import ModelService
+
+        return ModelService(self.settings, lambda: self.secrets)
 
     @cached_property
     def plugins(self) -> PluginService:

@@ -15,16 +15,27 @@ import subprocess
 import sys
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from typing import Literal
 
 from .context import AppContext
+from .display import DISPLAY_VARS, has_display
+
+CheckStatus = Literal["ok", "warn", "fail"]
+
+
+def as_status(value: object) -> CheckStatus:
+    """A status reported by another service as text; anything unknown counts as a warning."""
+    if value == "ok":
+        return "ok"
+    return "fail" if value == "fail" else "warn"
 
 
 @dataclass(frozen=True)
 class Check:
-    """One line of the doctor's report. ``status`` is ``ok``, ``warn`` or ``fail``."""
+    """One line of the doctor's report."""
 
     name: str
-    status: str
+    status: CheckStatus
     detail: str
     data: dict[str, object] | None = None
 
@@ -53,16 +64,15 @@ def probe_qt(timeout: float = 20.0) -> dict[str, object]:
     Three checks read the answer; it is cached per display setting so one doctor run starts
     Qt once, and a changed DISPLAY or QT_QPA_PLATFORM still gets a fresh look.
     """
-    key = tuple(os.environ.get(k, "") for k in ("QT_QPA_PLATFORM", "DISPLAY", "WAYLAND_DISPLAY"))
+    key = tuple(os.environ.get(k, "") for k in DISPLAY_VARS)
     return dict(_probe_qt_for(key, timeout))
 
 
 @functools.lru_cache(maxsize=8)
 def _probe_qt_for(display: tuple[str, ...], timeout: float) -> dict[str, object]:
     env = dict(os.environ)
-    if sys.platform.startswith("linux") and not env.get("QT_QPA_PLATFORM"):
-        if not (env.get("DISPLAY") or env.get("WAYLAND_DISPLAY")):
-            return {"error": "no display (DISPLAY and WAYLAND_DISPLAY are unset)"}
+    if not has_display(env):
+        return {"error": "no display (DISPLAY and WAYLAND_DISPLAY are unset)"}
     try:
         proc = subprocess.run(
             [sys.executable, "-c", _QT_PROBE], capture_output=True, text=True, timeout=timeout, env=env,
@@ -129,7 +139,7 @@ def check_settings(app: AppContext) -> Check:
 def check_watches(app: AppContext) -> Check:
     """Drift watching: inotify, or polling for folders that did not get a watch (issue 4)."""
     status, detail, data = app.drift.doctor_report()
-    return Check("watches", status, detail, data)
+    return Check("watches", as_status(status), detail, data)
 
 
 def check_packs(app: AppContext) -> Check:
@@ -156,10 +166,8 @@ def check_keyring(app: AppContext) -> Check:
 
 def check_model(app: AppContext) -> Check:
     """The model endpoint: configured and answering, or a local server to offer (issue 6)."""
-    from ..adapters.model_client import describe_model
-
-    info = describe_model(app)
-    return Check("model", str(info.pop("status")), str(info.pop("detail")), info)
+    info = app.model.describe()
+    return Check("model", as_status(info.pop("status")), str(info.pop("detail")), info)
 
 
 #: The checks, in report order. Later parts append their own.

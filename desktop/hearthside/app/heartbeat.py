@@ -15,27 +15,44 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-import filelock
-
+from ..adapters.locks import LockBusy, lock_for
 from ..core.agent import ChatModel, ModelError
 from ..core.compose import read_persona_file
-from ..core.heartbeat import HeartbeatSettings, classify_reply, is_duplicate, skip_reason, utcnow
+from ..core.heartbeat import (
+    HeartbeatSettings,
+    classify_reply,
+    is_duplicate,
+    settings_problem,
+    skip_reason,
+    utcnow,
+)
 from ..core.redact import redact
 from .notify import NotificationHistory, Notifier, default_notifier
+
+if TYPE_CHECKING:
+    from .paths import AppPaths
+    from .personas import PersonaService
+    from .sessions import SessionService
+    from .settings import SettingsStore
 
 log = logging.getLogger(__name__)
 
 
+HeartbeatStatus = Literal["silent", "notified", "skipped", "failed"]
+
+
 @dataclass(frozen=True)
 class HeartbeatOutcome:
-    """What one run did: ``status`` is silent, notified, skipped or failed."""
+    """What one run did. ``warn``: the reason is a settings mistake the user must be told of."""
 
     persona: str
-    status: str
+    status: HeartbeatStatus
     reason: str = ""
     text: str = ""
+    warn: bool = False
 
     def as_dict(self) -> dict[str, str]:
         return {"status": self.status, "reason": self.reason, "text": self.text}
@@ -51,16 +68,32 @@ def _is_minutes(value: object) -> bool:
         return False
 
 
+class HeartbeatDeps(Protocol):
+    """The collaborators the heartbeat service uses (the app context provides them)."""
+
+    @property
+    def paths(self) -> AppPaths: ...
+
+    @property
+    def settings(self) -> SettingsStore: ...
+
+    @property
+    def personas(self) -> PersonaService: ...
+
+    @property
+    def sessions(self) -> SessionService: ...
+
+
 class HeartbeatService:
     """Runs heartbeats for every persona on the app's runtime loop."""
 
-    def __init__(self, app: Any, notifier: Notifier | None = None, history: NotificationHistory | None = None,
+    def __init__(self, app: HeartbeatDeps, notifier: Notifier | None = None, history: NotificationHistory | None = None,
                  model_factory: Callable[[], ChatModel] | None = None,
                  clock: Callable[[], datetime] = utcnow) -> None:
         self.app = app
         self.notifier = notifier or default_notifier()
         self.history = history or NotificationHistory(app.paths.history_file)
-        self.model_factory = model_factory or (lambda: app.sessions.model())
+        self.model_factory: Callable[[], ChatModel] = model_factory or (lambda: app.sessions.model())
         self.clock = clock
         self._running: set[str] = set()
         self._pending: set[str] = set()
@@ -94,11 +127,11 @@ class HeartbeatService:
         if persona in self._running:
             return self._done(HeartbeatOutcome(persona, "skipped", f"a heartbeat for {persona} is already running"))
         self._running.add(persona)
-        lock = filelock.FileLock(str(self._lock_path(persona)), timeout=0)
+        lock = lock_for(self._lock_path(persona))
         try:
             try:
-                lock.acquire()
-            except filelock.Timeout:
+                lock.acquire(0)
+            except LockBusy:
                 return self._done(HeartbeatOutcome(
                     persona, "skipped", f"a heartbeat for {persona} is already running in another process"))
             try:
@@ -108,7 +141,7 @@ class HeartbeatService:
         finally:
             self._running.discard(persona)
 
-    def _lock_path(self, persona: str) -> Any:
+    def _lock_path(self, persona: str) -> Path:
         folder = self.app.paths.state_dir / "heartbeat"
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         return folder / f"{persona}.lock"
@@ -126,7 +159,7 @@ class HeartbeatService:
         else:
             reason = skip_reason(HeartbeatSettings(interval_minutes=1.0), self.clock(), checklist)
         if reason:
-            return HeartbeatOutcome(persona, "skipped", reason)
+            return HeartbeatOutcome(persona, "skipped", reason, warn=bool(settings_problem(cfg)))
         model: Any = None
         try:
             prepared = await asyncio.to_thread(
@@ -173,7 +206,7 @@ class HeartbeatService:
     def _done(self, out: HeartbeatOutcome) -> HeartbeatOutcome:
         # A settings mistake skips every check-in silently: say it where a user sees it (the
         # terminal shows warnings only), not just in the file log.
-        level = logging.WARNING if "misconfigured" in out.reason else logging.INFO
+        level = logging.WARNING if out.warn else logging.INFO
         log.log(level, "heartbeat %s: %s (%s)", out.persona, out.status, out.reason or "ok")
         for cb in list(self.listeners):
             try:

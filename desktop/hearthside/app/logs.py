@@ -18,16 +18,20 @@ import sys
 import threading
 import traceback
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..core.redact import redact, register_secret
 from ..core.termsafe import strip_controls
+from .model import SECRET_ENV_VARS as MODEL_SECRET_ENV_VARS
 from .paths import ensure_dir
+
+if TYPE_CHECKING:
+    from .paths import AppPaths
 
 LOG_FILE_NAME = "hearthside.log"
 #: Secrets Hearthside reads from its own environment (headless use, tests): masked like the
 #: keyring's, though they never pass through the keyring.
-SECRET_ENV_VARS = ("HEARTHSIDE_MODEL_API_KEY",)
+SECRET_ENV_VARS = MODEL_SECRET_ENV_VARS
 _FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
@@ -127,7 +131,14 @@ class PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
         return stream
 
 
-def setup_logging(app: Any, *, level: int | None = None, stderr: bool = True) -> logging.Logger:
+class HasPaths(Protocol):
+    """Logging needs only where the app's folders are (``paths.log_dir``)."""
+
+    @property
+    def paths(self) -> AppPaths: ...
+
+
+def setup_logging(app: HasPaths, *, level: int | None = None, stderr: bool = True) -> logging.Logger:
     """Configure the root logger: a rotating file ``<state>/log/hearthside.log`` (private
     permissions), stderr, a redacting filter on every handler, and crash hooks that redact;
     register the secrets taken from the environment (:data:`SECRET_ENV_VARS`).

@@ -140,7 +140,6 @@ class McpService:
         self.load_error = ""
         self._connections: dict[str, Any] = {}
         self.on_status: Callable[[ServerStatus], None] | None = None
-        self._file_lock: Any = None
 
     # --- configuration -----------------------------------------------------------------
 
@@ -149,22 +148,21 @@ class McpService:
         """Hold ``mcp.json.lock`` while reading, changing and writing the config, so the tray
         and a CLI command changing servers at the same time cannot lose each other's change.
         Re-entrant within this service."""
-        import filelock
+        from ..adapters.locks import LockBusy, lock_for
 
-        if self._file_lock is None:
-            ensure_dir(self.paths.config_dir)
-            self._file_lock = filelock.FileLock(str(self.paths.mcp_file) + ".lock", timeout=5)
+        ensure_dir(self.paths.config_dir)
+        lock = lock_for(str(self.paths.mcp_file) + ".lock")
         try:
-            self._file_lock.acquire()
-        except filelock.Timeout:
+            lock.acquire(5)
+        except LockBusy as exc:
             raise McpConfigError(
                 f"another Hearthside process is changing {self.paths.mcp_file} (lock "
-                f"{self._file_lock.lock_file}); try again in a moment"
+                f"{exc.lock_file}); try again in a moment"
             ) from None
         try:
             yield
         finally:
-            self._file_lock.release()
+            lock.release()
 
     @property
     def store(self) -> SecretStore:

@@ -11,23 +11,25 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import threading
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Protocol
-
-import filelock
+from typing import Literal, Protocol, get_args
 
 from ..adapters.atomicfile import write_atomic
+from ..adapters.locks import lock_for
+from ..adapters.notifications import DesktopNotifier
 from ..core.redact import redact
+
+__all__ = ["DesktopNotifier", "FanoutNotifier", "HistoryEntry", "LogNotifier", "NotificationHistory",
+           "Notifier", "default_notifier"]
 
 log = logging.getLogger(__name__)
 
 HISTORY_MAX_ENTRIES = 500
-APP_LABEL = "Hearthside"
 
 
 class Notifier(Protocol):
@@ -47,38 +49,6 @@ class LogNotifier:
         return True
 
 
-class DesktopNotifier:
-    """The freedesktop notification service over the session bus (jeepney, blocking)."""
-
-    def __init__(self, timeout: float = 5.0) -> None:
-        self.timeout = timeout
-        self.last_error = ""
-
-    @staticmethod
-    def available() -> bool:
-        return bool(os.environ.get("DBUS_SESSION_BUS_ADDRESS"))
-
-    def notify(self, title: str, body: str) -> bool:
-        try:
-            from jeepney import DBusAddress, new_method_call  # type: ignore[import-untyped]
-            from jeepney.io.blocking import open_dbus_connection  # type: ignore[import-untyped]
-
-            addr = DBusAddress("/org/freedesktop/Notifications", bus_name="org.freedesktop.Notifications",
-                               interface="org.freedesktop.Notifications")
-            msg = new_method_call(addr, "Notify", "susssasa{sv}i",
-                                  (APP_LABEL, 0, "", title, body[:1000], [], {}, -1))
-            with open_dbus_connection(bus="SESSION") as conn:
-                reply = conn.send_and_get_reply(msg, timeout=self.timeout)
-            if reply.header.message_type.name == "error":
-                self.last_error = str(reply.body)
-                return False
-            return True
-        except Exception as exc:  # noqa: BLE001 - no service, no bus: the log still has it
-            self.last_error = f"{type(exc).__name__}: {exc}"
-            log.info("desktop notification not shown: %s", self.last_error)
-            return False
-
-
 class FanoutNotifier:
     """Sends to every notifier; shown when any of them showed it."""
 
@@ -95,6 +65,10 @@ class FanoutNotifier:
         return shown
 
 
+HistoryStatus = Literal["notified", "duplicate", "failed"]
+_HISTORY_STATUSES: frozenset[str] = frozenset(get_args(HistoryStatus))
+
+
 @dataclass(frozen=True)
 class HistoryEntry:
     """One line of the notification history. ``status``: notified, duplicate or failed."""
@@ -102,7 +76,7 @@ class HistoryEntry:
     persona: str
     time: str
     text: str
-    status: str
+    status: HistoryStatus
 
     @property
     def when(self) -> datetime:
@@ -117,9 +91,9 @@ class NotificationHistory:
         self.max_entries = max_entries
         self._mutex = threading.Lock()
 
-    def _lock(self) -> filelock.FileLock:
+    def _lock(self) -> AbstractContextManager[None]:
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        return filelock.FileLock(str(self.path) + ".lock", timeout=5)
+        return lock_for(str(self.path) + ".lock").held(5)
 
     def entries(self) -> list[HistoryEntry]:
         try:
@@ -130,12 +104,15 @@ class NotificationHistory:
         for line in lines:
             try:
                 d = json.loads(line)
-                out.append(HistoryEntry(str(d["persona"]), str(d["time"]), str(d["text"]), str(d["status"])))
+                status = d["status"]
+                if status not in _HISTORY_STATUSES:
+                    continue  # not a line Hearthside wrote
+                out.append(HistoryEntry(str(d["persona"]), str(d["time"]), str(d["text"]), status))
             except (ValueError, KeyError, TypeError):
                 continue  # a damaged line is skipped, the rest stays readable
         return out
 
-    def append(self, persona: str, text: str, status: str, when: datetime | None = None) -> HistoryEntry:
+    def append(self, persona: str, text: str, status: HistoryStatus, when: datetime | None = None) -> HistoryEntry:
         when = when or datetime.now(UTC)
         # The same redaction as the log: a check-in reply may echo a known secret.
         entry = HistoryEntry(persona, when.isoformat(), redact(text), status)

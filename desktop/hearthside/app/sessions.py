@@ -12,7 +12,7 @@ import logging
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..core.agent import (
     DEFAULT_MAX_TOOL_CALLS,
@@ -34,6 +34,16 @@ from ..core.tools import Catalog, CatalogError, PermissionMode, ToolEnv
 from .drift import HeldBack
 from .personas import PersonaInfo
 
+if TYPE_CHECKING:
+    from .drift import DriftService
+    from .mcp import McpService
+    from .memory import MemoryService
+    from .model import ModelService
+    from .paths import AppPaths
+    from .personas import PersonaService
+    from .plugins import PluginService
+    from .settings import SettingsStore
+
 log = logging.getLogger(__name__)
 
 
@@ -48,10 +58,41 @@ class PreparedSession:
     notes: list[str] = field(default_factory=list)
 
 
+class SessionDeps(Protocol):
+    """The collaborators a session is built from (the app context provides them, each built on
+    first use, so a session that needs no MCP never starts it)."""
+
+    @property
+    def paths(self) -> AppPaths: ...
+
+    @property
+    def settings(self) -> SettingsStore: ...
+
+    @property
+    def personas(self) -> PersonaService: ...
+
+    @property
+    def drift(self) -> DriftService: ...
+
+    @property
+    def memory(self) -> MemoryService: ...
+
+    @property
+    def plugins(self) -> PluginService: ...
+
+    @property
+    def mcp(self) -> McpService: ...
+
+    @property
+    def model(self) -> ModelService: ...
+
+    def soul_path(self, override: str | None = None) -> str: ...
+
+
 class SessionService:
     """Prepares chat and heartbeat sessions for personas."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: SessionDeps) -> None:
         self.app = app
 
     def prepare(self, persona: str, mode: PermissionMode = PermissionMode.DEFAULT, *,
@@ -111,21 +152,12 @@ class SessionService:
                      approver=approver or DenyAll(), mode=prepared.snapshot.mode, limits=limits,
                      on_tool=on_tool)
 
-    def model(self) -> Any:
-        """The configured model client (environment, else settings; key from the keyring).
+    def model(self) -> ChatModel:
+        """The configured model client (see :class:`hearthside.app.model.ModelService`).
 
-        Raises :class:`hearthside.adapters.model_client.ModelNotConfigured` with a sentence."""
-        import os
-
-        from ..adapters.model_client import OpenAICompatibleModel, resolve_config
-
-        secrets = None
-        if not os.environ.get("HEARTHSIDE_MODEL_API_KEY"):
-            try:
-                secrets = self.app.secrets
-            except Exception:  # noqa: BLE001 - no keyring: a keyless local model still works
-                secrets = None
-        return OpenAICompatibleModel(resolve_config(self.app.settings, secrets))
+        Raises :class:`hearthside.app.model.ModelNotConfigured` or ``InsecureModelEndpoint``
+        with a sentence."""
+        return self.app.model.client()
 
     # -- parts from other services (each may be missing or broken) --------------------------
     def _held_back(self, folder: Path, notes: list[str]) -> HeldBack:
@@ -163,8 +195,8 @@ class SessionService:
             notes.append(f"plugin packs unavailable: {exc}")
         try:
             for tool in app.mcp.tools():
-                src = "mcp:" + tool.spec.name.split("__")[1] if "__" in tool.spec.name else "mcp"
-                _register(catalog, tool, src, notes)
+                origin = "mcp:" + tool.spec.name.split("__")[1] if "__" in tool.spec.name else "mcp"
+                _register(catalog, tool, origin, notes)
         except Exception as exc:  # noqa: BLE001
             notes.append(f"MCP tools unavailable: {exc}")
         _register(catalog, make_tool_search(catalog, mode), "builtin", notes)
@@ -197,7 +229,7 @@ def _positive_int(settings: Any, key: str, default: int) -> int:
     return default
 
 
-def _optional_soul_absent(app: Any, path: str) -> bool:
+def _optional_soul_absent(app: SessionDeps, path: str) -> bool:
     """The soul file is optional: its default path being absent is not worth a note on every
     session (a configured path that is missing, or a file that is unusable, is)."""
     import os
@@ -205,6 +237,6 @@ def _optional_soul_absent(app: Any, path: str) -> bool:
     return path == str(app.paths.soul_file) and not os.path.lexists(path)
 
 
-def _workspace(app: Any) -> str | None:
+def _workspace(app: SessionDeps) -> str | None:
     ws = app.settings.get("files.workspace")
     return str(Path(ws).expanduser()) if isinstance(ws, str) and ws else None

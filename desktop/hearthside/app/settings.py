@@ -1,5 +1,9 @@
 """The app's settings file (``settings.toml``): read leniently, written atomically.
 
+Several Hearthside processes share the file (the tray, a CLI command, a check-in), so a change
+is a transaction: take ``settings.toml.lock``, re-read the file, apply the change, write it
+atomically. A change made by another process between our read and our write is never lost.
+
 A file that does not parse is never overwritten blindly: reads fall back to defaults and say
 why, and the first save keeps the broken file as a backup before writing a new one.
 """
@@ -18,6 +22,7 @@ from typing import Any
 import tomli_w
 
 from ..adapters.atomicfile import keep_backup, write_atomic
+from ..adapters.locks import LockBusy, lock_for
 from ..core.boundedread import read_bounded
 
 log = logging.getLogger(__name__)
@@ -27,12 +32,20 @@ _MISSING = object()
 #: A hand-written settings file is a few KiB; anything near this is not settings.
 MAX_SETTINGS_BYTES = 1024 * 1024
 
+#: How long a change waits for another process's change to finish.
+LOCK_TIMEOUT_S = 5.0
+
+
+class SettingsError(RuntimeError):
+    """A settings change could not be made (the message is one sentence for the user)."""
+
 
 class SettingsStore:
     """Dotted-key access to ``settings.toml`` (e.g. ``get("model.base_url")``)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, lock_timeout: float = LOCK_TIMEOUT_S) -> None:
         self.path = path
+        self.lock_timeout = lock_timeout
         self.error = ""
         self._lock = threading.RLock()
         self._data: dict[str, Any] | None = None
@@ -96,13 +109,30 @@ class SettingsStore:
         self.update(mutate)
 
     def update(self, mutate: Callable[[dict[str, Any]], None]) -> None:
-        """Apply ``mutate`` to a copy of the settings and write the result atomically."""
+        """Apply ``mutate`` to the settings as they are on disk now and write them atomically.
+
+        Under ``settings.toml.lock`` (shared with every Hearthside process): the file is read
+        again after the lock is taken, so what another process wrote since our last read is
+        kept; ``mutate`` sees a private copy and nothing is written if it raises.
+        """
+        file_lock = lock_for(self.path.with_name(self.path.name + ".lock"))
         with self._lock:
-            data = copy.deepcopy(self._load())
-            mutate(data)
-            if self.error and self.path.exists():
-                backup = keep_backup(self.path)
-                log.warning("Kept the unparsable settings file as %s", backup)
-                self.error = ""
-            write_atomic(self.path, tomli_w.dumps(data))
-            self._data = data
+            try:
+                file_lock.acquire(self.lock_timeout)
+            except LockBusy as exc:
+                raise SettingsError(
+                    f"another Hearthside process is changing {self.path} (lock {exc.lock_file}); "
+                    "nothing was changed, try again in a moment"
+                ) from None
+            try:
+                self.reload()
+                data = copy.deepcopy(self._load())
+                mutate(data)
+                if self.error and self.path.exists():
+                    backup = keep_backup(self.path)
+                    log.warning("Kept the unparsable settings file as %s", backup)
+                    self.error = ""
+                write_atomic(self.path, tomli_w.dumps(data))
+                self._data = data
+            finally:
+                file_lock.release()

@@ -25,6 +25,7 @@ from .common import (
     echo,
     emit_json,
     get_app,
+    handled,
     json_option,
     read_secret,
     refuse_pasted_secret,
@@ -108,10 +109,8 @@ def list_cmd(ctx: click.Context, as_json: bool) -> None:
 
 
 def _connect_one(app: Any, name: str) -> tuple[Any, list[Any]]:
-    try:
+    with handled(McpConfigError):
         cfg = app.mcp.get(name)
-    except McpConfigError as exc:
-        raise HandledError(str(exc)) from None
     return app.runtime.run(app.mcp.test(name), timeout=cfg.timeout * 3 + _GRACE)  # type: ignore[no-any-return]
 
 
@@ -256,10 +255,8 @@ def add_cmd(ctx: click.Context, name: str, url: str | None, command: str | None,
 def import_cmd(ctx: click.Context, file: str, as_json: bool) -> None:
     """Import servers from a Claude Desktop, Cursor or VS Code MCP file (the file is not changed)."""
     app = get_app(ctx)
-    try:
+    with handled(McpConfigError):
         rep = app.mcp.import_file(file)
-    except McpConfigError as exc:
-        raise HandledError(str(exc)) from None
     if as_json:
         emit_json({"added": list(rep.added), "secrets_moved": rep.secrets_moved,
                    "moved": [{"server": s, "key": k} for s, k in rep.moved],
@@ -303,14 +300,12 @@ def set_secret_cmd(ctx: click.Context, name: str, header: str, pasted: tuple[str
     """Enter (or replace) the secret HEADER (or env variable) of server NAME."""
     refuse_pasted_secret(pasted)
     app = get_app(ctx)
-    try:
+    with handled(McpConfigError, SecretStoreError):
         cfg = app.mcp.get(name)
         if cfg.transport == "http" and not header.startswith("?"):
             check_header(header, "")
         value = read_secret(f"{name} {header}")
         app.mcp.set_secret(name, header, value)
-    except (McpConfigError, SecretStoreError) as exc:
-        raise HandledError(str(exc)) from None
     _echo(f"{name} {header}: {mask(value)} (stored in the OS keyring)")
 
 
@@ -331,8 +326,6 @@ def disable_cmd(ctx: click.Context, name: str) -> None:
 
 
 def _switch(ctx: click.Context, name: str, on: bool) -> None:
-    try:
+    with handled(McpConfigError):
         get_app(ctx).mcp.set_enabled(name, on)
-    except McpConfigError as exc:
-        raise HandledError(str(exc)) from None
     _echo(f"MCP server {name} is now {'enabled' if on else 'disabled'}")

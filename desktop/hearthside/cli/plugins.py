@@ -6,7 +6,7 @@ import os
 
 import click
 
-from .common import HandledError, echo, emit_json, get_app, json_option, require_persona
+from .common import HandledError, echo, emit_json, get_app, handled, json_option, require_persona
 
 wait_option = click.option(
     "--wait", type=click.FloatRange(min=0), default=0.0, show_default=True,
@@ -75,10 +75,8 @@ def install_cmd(ctx: click.Context, spec: str, wait: float) -> None:
         # pip's own words for this are about wheel file names; the problem is the missing file
         raise HandledError(f"there is no file {spec}; check the name and the folder you are in.")
     app = get_app(ctx)
-    try:
+    with handled(InstallError):
         outcome, reports = app.plugins.install(spec, _err, wait)
-    except InstallError as exc:
-        raise HandledError(str(exc)) from None
     echo(f"{outcome.action} {outcome.dist} {outcome.version} (packs: {', '.join(outcome.pack_names)})")
     if outcome.restart_needed:
         echo("Restart Hearthside to use the new version.")
@@ -101,10 +99,8 @@ def uninstall_cmd(ctx: click.Context, name: str, wait: float) -> None:
     """Remove a pack you installed (by pack or distribution name)."""
     from ..pluginhost.installer import InstallError
 
-    try:
+    with handled(InstallError):
         dist, version = get_app(ctx).plugins.uninstall(name, _err, wait)
-    except InstallError as exc:
-        raise HandledError(str(exc)) from None
     echo(f"removed {dist} {version}. Restart Hearthside to unload it.")
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from ..adapters.model_client import ModelNotConfigured, probe_local
+from ..app.model import InsecureModelEndpoint, ModelNotConfigured
 from .common import HandledError, echo
 
 log = logging.getLogger(__name__)
@@ -37,8 +37,10 @@ def model_or_offer(app: Any, interactive: bool) -> Any:
     """The configured model; when none is, look for a local Ollama / LM Studio and offer it."""
     try:
         return app.sessions.model()
+    except InsecureModelEndpoint as exc:
+        raise HandledError(str(exc)) from exc
     except ModelNotConfigured as exc:
-        found = app.runtime.run(probe_local(), timeout=10)
+        found = app.runtime.run(app.model.adiscover_local(), timeout=10)
         usable = [f for f in found if f["models"]]
         if not usable:
             raise HandledError(str(exc)) from exc
@@ -48,8 +50,7 @@ def model_or_offer(app: Any, interactive: bool) -> Any:
             f"No model is configured. Use {pick['label']} at {pick['base_url']} with model {model!r}?",
             default=True, err=True,
         ):
-            app.settings.set("model.base_url", pick["base_url"])
-            app.settings.set("model.name", model)
+            app.model.configure(pick["base_url"], model)
             return app.sessions.model()
         raise HandledError(
             f"No model is configured. Found {pick['label']} at {pick['base_url']} (models: {', '.join(pick['models'][:5])}); "

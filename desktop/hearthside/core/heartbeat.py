@@ -129,17 +129,27 @@ def _flag(value: object) -> bool:
     return value is True or (type(value) is int and value == 1)
 
 
+def settings_problem(cfg: HeartbeatSettings) -> str:
+    """What is wrong with the settings themselves ("" when nothing). Such a mistake skips every
+    check-in, so the app says it where the user sees it rather than only in the log."""
+    try:
+        within_active_hours(utcnow(), cfg.active_start, cfg.active_end, cfg.timezone)
+    except ValueError as exc:
+        return f"active hours are misconfigured: {exc}"
+    return ""
+
+
 def skip_reason(cfg: HeartbeatSettings, now: datetime, checklist: str | None) -> str:
     """Why a scheduled run should not call the model now, or "" when it should."""
     if cfg.interval_minutes <= 0:
         return "heartbeat is off (interval 0)"
     if cfg.paused:
         return "heartbeat is paused"
-    try:
-        if not within_active_hours(now, cfg.active_start, cfg.active_end, cfg.timezone):
-            return f"outside active hours {cfg.active_start or '00:00'}-{cfg.active_end or '24:00'}"
-    except ValueError as exc:
-        return f"active hours are misconfigured: {exc}"
+    problem = settings_problem(cfg)
+    if problem:
+        return problem
+    if not within_active_hours(now, cfg.active_start, cfg.active_end, cfg.timezone):
+        return f"outside active hours {cfg.active_start or '00:00'}-{cfg.active_end or '24:00'}"
     if checklist is None:
         return "no HEARTBEAT.md checklist"
     if checklist_effectively_empty(checklist):

@@ -154,13 +154,16 @@ class ServerConfig:
         return d
 
 
+ServerState = Literal["connected", "connecting", "disabled", "failed"]
+
+
 @dataclass(frozen=True)
 class ServerStatus:
     """Where one server stands: ``connected``, ``connecting``, ``disabled`` or ``failed``, with a
     reason a user can act on (already redacted) and how many tools it offers."""
 
     name: str
-    state: str
+    state: ServerState
     reason: str = ""
     tools: int = 0
     transport: str = ""

@@ -19,7 +19,7 @@ import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pluggy
 
@@ -29,19 +29,11 @@ from ..core.search import PROVIDER_NAME_RX, SearchProvider
 from ..core.skills import ORIGIN_PACK, DirectorySkillSource
 from ..core.tools import TOOL_NAME_RX, Tool, is_tool
 from . import specs
-from .specs import ENTRY_POINT_GROUP, HOOK_NAMES, PROJECT
+from .specs import ENTRY_POINT_GROUP, HOOK_NAMES, HOOKS, KIND_OF_HOOK, PROJECT, HookKind
 
 #: First-party packs shipped with Hearthside; they still load in safe mode when they are
 #: installed in Hearthside's own environment (not in the user's packs location).
 FIRST_PARTY = frozenset({"hearthside-files", "hearthside-searxng", "hearthside-starter-skills"})
-
-_KIND_OF_HOOK = {
-    "hearthside_tools": "tools",
-    "hearthside_skills": "skills",
-    "hearthside_search_providers": "providers",
-    "hearthside_mcp_servers": "servers",
-}
-
 
 def canonical_name(name: str) -> str:
     """PEP 503 normalised distribution name (``Foo_Bar`` -> ``foo-bar``)."""
@@ -52,6 +44,9 @@ class RegistrationError(ValueError):
     """A pack registered something unusable; raised into the pack and recorded against it."""
 
 
+PackStatus = Literal["ok", "failed", "blocked"]
+
+
 @dataclass
 class PackReport:
     """One pack as ``plugins list`` shows it. ``status`` is ``ok``, ``failed`` or ``blocked``."""
@@ -59,11 +54,11 @@ class PackReport:
     name: str
     dist: str
     version: str
-    status: str = "ok"
+    status: PackStatus = "ok"
     error: str = ""
     hooks: list[str] = field(default_factory=list)
     contributes: dict[str, list[str]] = field(
-        default_factory=lambda: {"tools": [], "skills": [], "providers": [], "servers": []}
+        default_factory=lambda: {h.kind: [] for h in HOOKS}
     )
     warnings: list[str] = field(default_factory=list)
     location: str = "app"
@@ -226,7 +221,6 @@ class PackHost:
         self._by_name: dict[str, list[PackReport]] = {}
         self.tools: dict[str, tuple[Tool, str]] = {}
         self.skill_roots: dict[str, list[Path]] = {}
-        self.skill_sources: dict[str, DirectorySkillSource] = {}
         self.providers: dict[str, tuple[SearchProvider, str]] = {}
         self.servers: dict[str, McpServerContribution] = {}
 
@@ -323,7 +317,7 @@ class PackHost:
                 return self._fail(report, f"{hook} is a hook wrapper; packs may only use plain hooks")
             impl = pluggy.HookImpl(plugin, c.name, getattr(plugin, hook), opts)
             report.hooks.append(hook)
-            register = _Register(self, c.name, _KIND_OF_HOOK[hook], staged)
+            register = _Register(self, c.name, KIND_OF_HOOK[hook], staged)
             available = {"register": register, "settings": self.settings}
             try:
                 impl.function(**{a: available[a] for a in impl.argnames})
@@ -370,7 +364,6 @@ class PackHost:
         if staged.skill_roots:
             self.skill_roots[pack] = list(staged.skill_roots)
             src = DirectorySkillSource(staged.skill_roots, ORIGIN_PACK, pack)
-            self.skill_sources[pack] = src
             report.contributes["skills"] = [d.meta.name for d in src.docs()]
             report.warnings.extend(f"skill {d.skill!r} skipped: {d.reason}" for d in src.diagnostics)
 
@@ -378,7 +371,7 @@ class PackHost:
 class _Register:
     """The ``register`` callback handed to one hook of one pack: validates and stages."""
 
-    def __init__(self, host: PackHost, pack: str, kind: str, staged: _Staged) -> None:
+    def __init__(self, host: PackHost, pack: str, kind: HookKind, staged: _Staged) -> None:
         self.host, self.pack, self.kind, self.staged = host, pack, kind, staged
         self.closed = False
 
@@ -393,8 +386,8 @@ class _Register:
                 "while the hook runs"
             )
         if args or kwargs:
-            raise self._reject(f"register() takes exactly one {self.kind[:-1]} per call")
-        getattr(self, "_" + self.kind)(obj)
+            raise self._reject(f"register() takes exactly one {self.kind.thing} per call")
+        getattr(self, "_" + self.kind.kind)(obj)
 
     def _tools(self, obj: Any) -> None:
         if not is_tool(obj):

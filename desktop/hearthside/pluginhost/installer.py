@@ -24,9 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import filelock
-
 from ..adapters.atomicfile import write_atomic
+from ..adapters.locks import LockBusy, PathLock, lock_for
 from ..core.redact import is_secret_name, register_secret
 from .host import canonical_name, pack_entry_points
 from .packsenv import PacksEnv
@@ -136,12 +135,12 @@ class PackInstaller:
 
     # -- the lock and pip ------------------------------------------------------------------
 
-    def _lock(self, wait: float) -> filelock.BaseFileLock:
-        lock = filelock.FileLock(str(self.lock_file), timeout=wait)
+    def _lock(self, wait: float) -> PathLock:
+        lock = lock_for(self.lock_file)
         try:
             self.env.root.mkdir(parents=True, exist_ok=True, mode=0o700)
-            lock.acquire()
-        except filelock.Timeout:
+            lock.acquire(wait)
+        except LockBusy:
             raise InstallError(
                 "Another pack install or removal is running (lock file "
                 f"{self.lock_file}). Wait for it to finish and try again, or pass --wait SECONDS."

@@ -46,7 +46,7 @@ def record_paths(dist: md.Distribution, env_dir: Path) -> list[Path]:
     env = Path(os.path.abspath(env_dir))
     out: list[Path] = []
     for f in files:
-        p = Path(os.path.normpath(os.path.abspath(dist.locate_file(f))))  # type: ignore[arg-type]
+        p = Path(os.path.normpath(os.path.abspath(str(dist.locate_file(f)))))
         if not _inside(p, env):
             raise RemovalError(
                 f"{dist.metadata['Name']}'s RECORD lists {p}, which is outside the packs folder "
@@ -61,7 +61,7 @@ def remove_distribution(dist: md.Distribution, site_dir: Path, env_dir: Path) ->
     that became empty and the ``.dist-info`` folder. Returns the removed paths; raises
     :class:`RemovalError` naming what is left when something could not be removed."""
     paths = record_paths(dist, env_dir)
-    info_dir = Path(os.path.abspath(str(dist._path)))
+    info_dir = Path(os.path.abspath(str(getattr(dist, "_path", ""))))
     removed: list[Path] = []
     folders: set[Path] = set()
     for p in paths:

@@ -12,6 +12,7 @@ reason and everything it registered is dropped; Hearthside and the other packs c
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import pluggy
@@ -69,10 +70,23 @@ def hearthside_mcp_servers(register: Any, settings: Any) -> None:
     """
 
 
-#: The hooks a pack may implement, in the order the host calls them.
-HOOK_NAMES: tuple[str, ...] = (
-    "hearthside_tools",
-    "hearthside_skills",
-    "hearthside_search_providers",
-    "hearthside_mcp_servers",
+@dataclass(frozen=True)
+class HookKind:
+    """One hook of the table below: its name, the kind of thing it registers (the key in
+    ``plugins list``'s ``contributes``) and that thing's name in messages."""
+
+    hook: str
+    kind: str
+    thing: str
+
+
+#: The one table of hooks a pack may implement, in the order the host calls them. Adding a
+#: hook means a hookspec above, a row here and a ``_<kind>`` validator in ``host._Register``.
+HOOKS: tuple[HookKind, ...] = (
+    HookKind("hearthside_tools", "tools", "tool"),
+    HookKind("hearthside_skills", "skills", "skills folder"),
+    HookKind("hearthside_search_providers", "providers", "search provider"),
+    HookKind("hearthside_mcp_servers", "servers", "MCP server"),
 )
+HOOK_NAMES: tuple[str, ...] = tuple(h.hook for h in HOOKS)
+KIND_OF_HOOK: dict[str, HookKind] = {h.hook: h for h in HOOKS}

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from hearthside import hookimpl
+from hearthside.plugin import PackSettings, RegisterTool, hookimpl
 
 from .tools import make_tools
 
 
 @hookimpl
-def hearthside_tools(register: Any, settings: Any) -> None:
+def hearthside_tools(register: RegisterTool, settings: PackSettings) -> None:
     """Register Read, Glob, Grep (read-only) and Edit, Write (mutating)."""
     for tool in make_tools(settings):
         register(tool)

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from hearthside.core.tools import ToolEnv, ToolResult, ToolSpec
+from hearthside.plugin import ToolEnv, ToolResult, ToolSpec
 
 from .workspace import MAX_FILE_BYTES, Workspace, WorkspaceError
 

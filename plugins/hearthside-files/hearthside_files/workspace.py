@@ -14,7 +14,7 @@ import tempfile
 import threading
 from pathlib import Path
 
-from hearthside.core.boundedread import read_bounded
+from hearthside.plugin import read_bounded
 
 MAX_FILE_BYTES = 1024 * 1024
 _LOCKS: dict[str, threading.Lock] = {}

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from hearthside import hookimpl
+from hearthside.plugin import PackSettings, RegisterSearchProvider, hookimpl
 
 from .provider import SearxngProvider
 
 
 @hookimpl
-def hearthside_search_providers(register: Any, settings: Any) -> None:
+def hearthside_search_providers(register: RegisterSearchProvider, settings: PackSettings) -> None:
     """Register the provider; it reads ``searxng.url`` at search time."""
     register(SearxngProvider(settings))

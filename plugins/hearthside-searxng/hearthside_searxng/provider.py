@@ -13,7 +13,7 @@ import urllib.parse
 import urllib.request
 from typing import Any
 
-from hearthside.core.search import SearchQuery, SearchResult, SearchUnavailable
+from hearthside.plugin import SearchQuery, SearchResult, SearchUnavailable
 
 MAX_RESPONSE_BYTES = 4 * 1024 * 1024
 DEFAULT_TIMEOUT = 10.0

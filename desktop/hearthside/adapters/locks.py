@@ -1,0 +1,101 @@
+"""Inter-process file locks: the one place Hearthside uses the ``filelock`` library.
+
+Why one place: ``flock(2)`` locks belong to an open file, so two lock objects on the same path in
+one process exclude *each other* (a service that locks ``mcp.json.lock`` twice through two
+objects deadlocks itself until its timeout). Here there is exactly one lock per path per
+process; it is re-entrant in the thread that holds it, and other threads of the same process
+wait on an in-process lock before touching the file lock, so threads exclude each other too.
+
+Callers say what a timeout means to the user (``LockBusy`` carries the lock file; the caller
+turns it into its own one-sentence error).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import filelock
+
+
+class LockBusy(Exception):
+    """Another process (or thread) held the lock for longer than the caller would wait."""
+
+    def __init__(self, lock_file: Path) -> None:
+        super().__init__(f"the lock {lock_file} is held by another Hearthside process")
+        self.lock_file = lock_file
+
+
+class PathLock:
+    """The process-wide lock for one lock file (get it with :func:`lock_for`)."""
+
+    def __init__(self, lock_file: Path) -> None:
+        self.lock_file = lock_file
+        self._threads = threading.RLock()
+        # thread_local=False: the counter is shared; ``_threads`` already admits one thread.
+        self._file = filelock.FileLock(str(lock_file), thread_local=False)
+
+    def acquire(self, timeout: float) -> None:
+        """Take the lock, waiting up to ``timeout`` seconds (0: try once); raises LockBusy."""
+        deadline = time.monotonic() + max(timeout, 0.0)
+        got = self._threads.acquire(timeout=timeout) if timeout > 0 else self._threads.acquire(False)
+        if not got:
+            raise LockBusy(self.lock_file)
+        try:
+            self.lock_file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            self._file.acquire(timeout=max(deadline - time.monotonic(), 0.0))
+        except filelock.Timeout:
+            self._threads.release()
+            raise LockBusy(self.lock_file) from None
+        except BaseException:
+            self._threads.release()
+            raise
+
+    def release(self) -> None:
+        self._file.release()
+        self._threads.release()
+
+    @contextmanager
+    def held(self, timeout: float = 5.0) -> Iterator[None]:
+        """``with lock.held(5):`` — the lock for the block; LockBusy if it cannot be had."""
+        self.acquire(timeout)
+        try:
+            yield
+        finally:
+            self.release()
+
+
+_registry: dict[str, PathLock] = {}
+_registry_guard = threading.Lock()
+
+
+def lock_for(lock_file: str | os.PathLike[str]) -> PathLock:
+    """The one :class:`PathLock` of this process for ``lock_file`` (created on first use)."""
+    key = os.path.abspath(os.fspath(lock_file))
+    with _registry_guard:
+        lock = _registry.get(key)
+        if lock is None:
+            lock = _registry[key] = PathLock(Path(key))
+        return lock
+
+
+@contextmanager
+def locked(lock_file: str | os.PathLike[str], timeout: float = 5.0) -> Iterator[None]:
+    """Shorthand for ``lock_for(lock_file).held(timeout)``."""
+    with lock_for(lock_file).held(timeout):
+        yield
+
+
+def _reset_after_fork() -> None:
+    # A forked child owns none of its parent's locks; start with a clean registry.
+    global _registry_guard
+    _registry.clear()
+    _registry_guard = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reset_after_fork)

@@ -1,0 +1,92 @@
+"""The plugin API: everything a plugin pack imports from Hearthside, and nothing else.
+
+A pack imports only from here (``from hearthside.plugin import hookimpl, FunctionTool, ...``).
+The modules behind these names (``hearthside.core.*``, ``hearthside.pluginhost.*``) are
+internal and change without notice; the names below do not (see the promise).
+
+Compatibility promise (``PLUGIN_API_VERSION`` is ``MAJOR.MINOR``):
+
+- Within one MAJOR version, every name exported here keeps working: a hook keeps its name and
+  its arguments (new arguments may be added; a hook implementation asks only for those it
+  uses, so adding one never breaks a pack), a class keeps its fields and methods (new optional
+  ones may be added), a ``register`` callable keeps accepting what it accepts today.
+- MINOR grows when something is added (a hook, an argument, a helper). A pack that needs an
+  addition checks ``PLUGIN_API_VERSION`` or marks the new hook ``@hookimpl(optionalhook=True)``
+  so an older Hearthside loads it without that hook instead of refusing it.
+- Anything removed or changed incompatibly bumps MAJOR, and is announced one MINOR release
+  before, with a deprecation warning.
+
+Hooks (each called once when the pack loads; each takes ``register`` and optionally
+``settings``, a read-only view with ``settings.get("dotted.key", default)``):
+
+- ``hearthside_tools(register: RegisterTool, settings)``: tools a persona can call;
+- ``hearthside_skills(register: RegisterSkills, settings)``: folders of agentskills.io skills;
+- ``hearthside_search_providers(register: RegisterSearchProvider, settings)``: web search;
+- ``hearthside_mcp_servers(register: RegisterMcpServer, settings)``: MCP servers.
+
+``@hookimpl(optionalhook=True)`` marks an implementation of a hook this Hearthside may not
+have (one added in a later MINOR version): an older Hearthside then skips it instead of
+disabling the pack with "the pack may need a newer Hearthside". Hook wrappers are refused.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from .core.boundedread import BoundedRead, read_bounded
+from .core.contributions import McpServerContribution, SecretNeed
+from .core.search import SearchProvider, SearchQuery, SearchResult, SearchUnavailable
+from .core.tools import FunctionTool, Tool, ToolEnv, ToolResult, ToolSpec
+from .pluginhost.specs import ENTRY_POINT_GROUP, HOOK_NAMES, hookimpl
+
+#: The plugin API's version, ``MAJOR.MINOR`` (see the compatibility promise above).
+PLUGIN_API_VERSION = "1.0"
+
+
+class PackSettings(Protocol):
+    """The ``settings`` argument of every hook: Hearthside's settings, read-only."""
+
+    def get(self, key: str, default: Any = None) -> Any: ...
+
+
+#: ``register`` in ``hearthside_tools``: one tool per call (see :class:`Tool`).
+RegisterTool = Callable[[Tool], None]
+#: ``register`` in ``hearthside_skills``: a folder that is one skill or holds skill folders.
+RegisterSkills = Callable[[str | os.PathLike[str]], None]
+#: ``register`` in ``hearthside_search_providers``: one provider per call.
+RegisterSearchProvider = Callable[[SearchProvider], None]
+#: ``register`` in ``hearthside_mcp_servers``: one server per call.
+RegisterMcpServer = Callable[[McpServerContribution], None]
+
+
+# --- write guard (issue 9 hole 2): the "guard" helper adds its exports here -------------------
+# Mutating pack tools go through the host's write guard; its public names are exported from
+# this module (and listed in __all__) so packs never import the guard's internal module.
+# ------------------------------------------------------------------------------------------------
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "HOOK_NAMES",
+    "PLUGIN_API_VERSION",
+    "BoundedRead",
+    "FunctionTool",
+    "McpServerContribution",
+    "PackSettings",
+    "RegisterMcpServer",
+    "RegisterSearchProvider",
+    "RegisterSkills",
+    "RegisterTool",
+    "SearchProvider",
+    "SearchQuery",
+    "SearchResult",
+    "SearchUnavailable",
+    "SecretNeed",
+    "Tool",
+    "ToolEnv",
+    "ToolResult",
+    "ToolSpec",
+    "hookimpl",
+    "read_bounded",
+]
