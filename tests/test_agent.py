@@ -190,7 +190,10 @@ def test_conversation_carries_history_across_messages_and_streams_text() -> None
     assert json.dumps(last).count("I am Ada") == 1
 
 
-def test_memory_style_exempt_tools_run_without_approval() -> None:
+def test_a_tool_cannot_exempt_itself_from_approval() -> None:
+    """Hole 12: approval is host policy, from the read-only flag alone. A mutating tool that
+    claims ``approval_exempt`` is still asked about (and denied here); only the host's own
+    memory tools are exempt (tests/test_memory_tools.py)."""
     class Exempt:
         read_only = False
         approval_exempt = True
@@ -206,7 +209,7 @@ def test_memory_style_exempt_tools_run_without_approval() -> None:
 
     with FakeModel([{"tool_calls": [("note", "{}")]}, {"text": "ok"}]) as fm:
         run(Agent(model(fm), [Exempt()], "sys", approver=DenyAll()).send("go"))
-        assert tool_messages(fm.requests[1]) == ["noted"]
+        assert tool_messages(fm.requests[1]) == ["Error: The user did not allow note to run."]
 
 
 @pytest.mark.parametrize("bad", [{"status": 500}, {"raw": "garbage"}])

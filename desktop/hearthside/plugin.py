@@ -64,6 +64,19 @@ RegisterMcpServer = Callable[[McpServerContribution], None]
 # --- write guard (issue 9 hole 2): the "guard" helper adds its exports here -------------------
 # Mutating pack tools go through the host's write guard; its public names are exported from
 # this module (and listed in __all__) so packs never import the guard's internal module.
+from .core.tools import CallTarget
+from .core.writeguard import ProtectedRoot, WriteGuard, WriteRefused
+
+
+def check_write(env: ToolEnv, path: str | os.PathLike[str]) -> None:
+    """Call before a tool writes, renames, deletes or creates anything at ``path``.
+
+    Raises :class:`WriteRefused` with a sentence for the model when ``path`` (after links and
+    ``..`` are resolved) is the user's soul, inside a persona folder or inside Hearthside's
+    own config, data or state folders. Every mutating tool must go through it; the files
+    pack does for each Write and Edit (through its workspace). Reading is never refused.
+    """
+    env.write_guard.check(path)
 # ------------------------------------------------------------------------------------------------
 
 __all__ = [
@@ -71,9 +84,11 @@ __all__ = [
     "HOOK_NAMES",
     "PLUGIN_API_VERSION",
     "BoundedRead",
+    "CallTarget",
     "FunctionTool",
     "McpServerContribution",
     "PackSettings",
+    "ProtectedRoot",
     "RegisterMcpServer",
     "RegisterSearchProvider",
     "RegisterSkills",
@@ -87,6 +102,9 @@ __all__ = [
     "ToolEnv",
     "ToolResult",
     "ToolSpec",
+    "WriteGuard",
+    "WriteRefused",
+    "check_write",
     "hookimpl",
     "read_bounded",
 ]

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from .tools import Catalog, PermissionMode, Tool, ToolEnv, ToolResult
+from .tools import HOST_APPROVAL_EXEMPT, Catalog, PermissionMode, Tool, ToolEnv, ToolResult
 
 DEFAULT_MAX_TURNS = 20
 DEFAULT_MAX_TOOL_CALLS = 50
@@ -85,9 +85,11 @@ class AllowAll:
 
 
 def needs_approval(tool: Tool) -> bool:
-    """Mutating tools need approval unless they declare ``approval_exempt`` (memory tools:
-    they write only the learned-memory store, which the user can review and undo)."""
-    return not tool.read_only and not bool(getattr(tool, "approval_exempt", False))
+    """Host policy: every mutating tool needs approval, whatever it says about itself. The one
+    exception is the host's own memory tools (exact classes in ``HOST_APPROVAL_EXEMPT``): they
+    write only the learned-memory store, which the user can review and undo. A pack tool that
+    declares ``approval_exempt`` is asked about like any other."""
+    return not tool.read_only and type(tool) not in HOST_APPROVAL_EXEMPT
 
 
 @dataclass(frozen=True)

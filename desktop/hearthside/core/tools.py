@@ -13,7 +13,9 @@ import json
 import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
+
+from .writeguard import WriteGuard
 
 #: Tool names the model can call: OpenAI-compatible function-name grammar.
 TOOL_NAME_RX = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -66,11 +68,45 @@ class ToolEnv:
     ``workspace`` is a folder a files tool may use (None when the session has none);
     ``persona`` names the persona; ``services`` carries optional session services by name
     (memory store, skills catalog, search provider) so tools need no global state.
+    ``write_guard`` is the one write guard every mutating tool must ask before it writes
+    (the app fills it with the soul, every persona folder and Hearthside's own dirs).
     """
 
     persona: str = ""
     workspace: str | None = None
     services: dict[str, Any] = field(default_factory=dict)
+    write_guard: WriteGuard = field(default_factory=WriteGuard)
+
+
+@dataclass(frozen=True)
+class CallTarget:
+    """What a mutating call would change: ``action`` (create, replace, edit, delete...) and the
+    fully resolved ``path``, for approval prompts that cannot be fooled by a long argument."""
+
+    action: str
+    path: str
+
+
+@runtime_checkable
+class Targeted(Protocol):
+    """Optional: a tool that can say, before it runs, which file a call would change."""
+
+    def target(self, args: Mapping[str, Any], env: ToolEnv) -> CallTarget | None: ...
+
+
+#: Tool classes the *host* lets run without approval (its own memory tools, which write only
+#: the learned-memory store the user can review and undo). A tool cannot exempt itself: what
+#: a tool claims about itself is ignored, only the exact class registered here counts.
+HOST_APPROVAL_EXEMPT: set[type] = set()
+
+
+_T = TypeVar("_T", bound=type)
+
+
+def host_approval_exempt(cls: _T) -> _T:
+    """Class decorator for the host's own approval-exempt tools (not for packs)."""
+    HOST_APPROVAL_EXEMPT.add(cls)
+    return cls
 
 
 @runtime_checkable

@@ -1,4 +1,11 @@
-"""The five file tools. Each resolves the workspace per call from the session environment."""
+"""The five file tools. Each resolves the workspace per call from the session environment.
+
+Every call runs in a worker thread under a :class:`~.budget.Budget` (time, entries, bytes,
+cancellation), so a huge folder or a hostile pattern never blocks the shared event loop. Glob
+and Grep match with RE2 (``google-re2``), whose running time is linear in the text, so no
+pattern can backtrack for hours; patterns RE2 does not support (back-references, look-around)
+are refused with a sentence. Writes go through the workspace, which asks the write guard.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +15,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from hearthside.plugin import ToolEnv, ToolResult, ToolSpec
+from hearthside.plugin import CallTarget, ToolEnv, ToolResult, ToolSpec
 
+from .budget import Budget, BudgetExceeded, budget_from, off_loop
 from .workspace import MAX_FILE_BYTES, Workspace, WorkspaceError
 
 LEDGER = "files.read_versions"
@@ -22,8 +30,27 @@ def _schema(props: dict[str, Any], required: list[str]) -> dict[str, Any]:
     return {"type": "object", "properties": props, "required": required, "additionalProperties": False}
 
 
+def _re2(pattern: str, ignore_case: bool = False) -> Any:
+    """Compile with RE2 (linear time). Raises WorkspaceError with a sentence on a bad pattern."""
+    try:
+        import re2
+    except ImportError:  # pragma: no cover - google-re2 is a dependency of this pack
+        raise WorkspaceError("Glob and Grep need the google-re2 package; reinstall hearthside-files") from None
+    opts = re2.Options()
+    opts.log_errors = False
+    opts.max_mem = 64 << 20
+    opts.case_sensitive = not ignore_case
+    try:
+        return re2.compile(pattern, options=opts)
+    except re2.error as exc:
+        why = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
+        raise WorkspaceError(
+            f"'pattern' cannot be used: {why} (Grep uses RE2 syntax: no back-references or "
+            "look-around)") from None
+
+
 class _FileTool:
-    """Shared plumbing: find the workspace, keep the per-session read ledger."""
+    """Shared plumbing: find the workspace, keep the per-session read ledger, run off the loop."""
 
     name = ""
     description = ""
@@ -47,7 +74,7 @@ class _FileTool:
                 "No workspace folder is set, so file tools cannot be used. Ask the user to set "
                 "files.workspace in Hearthside's settings."
             )
-        return Workspace(root)
+        return Workspace(root, env.write_guard)
 
     @staticmethod
     def ledger(env: ToolEnv) -> dict[str, str]:
@@ -58,12 +85,17 @@ class _FileTool:
         return led
 
     async def execute(self, args: Mapping[str, Any], env: ToolEnv) -> ToolResult:
-        try:
-            return self.run(args, env)
-        except WorkspaceError as exc:
-            return ToolResult.error(str(exc))
+        def work(budget: Budget) -> ToolResult:
+            try:
+                return self.run(args, env, budget)
+            except BudgetExceeded as exc:
+                return ToolResult.error(f"{self.name} {exc}.")
+            except WorkspaceError as exc:
+                return ToolResult.error(str(exc))
 
-    def run(self, args: Mapping[str, Any], env: ToolEnv) -> ToolResult:  # pragma: no cover
+        return await off_loop(work, budget_from(self.settings))
+
+    def run(self, args: Mapping[str, Any], env: ToolEnv, budget: Budget) -> ToolResult:  # pragma: no cover
         raise NotImplementedError
 
 
@@ -89,7 +121,7 @@ class ReadTool(_FileTool):
         "limit": {"type": "integer", "minimum": 1},
     }, ["path"])
 
-    def run(self, args: Mapping[str, Any], env: ToolEnv) -> ToolResult:
+    def run(self, args: Mapping[str, Any], env: ToolEnv, budget: Budget) -> ToolResult:
         ws = self.workspace(env)
         real = ws.resolve(args.get("path"))
         data, version = ws.read(real)
@@ -116,31 +148,72 @@ class GlobTool(_FileTool):
     )
     schema = _schema({"pattern": {"type": "string"}}, ["pattern"])
 
-    def run(self, args: Mapping[str, Any], env: ToolEnv) -> ToolResult:
+    def run(self, args: Mapping[str, Any], env: ToolEnv, budget: Budget) -> ToolResult:
         ws = self.workspace(env)
-        paths = _glob(ws, args.get("pattern"))
+        paths = _glob(ws, args.get("pattern"), budget)
         if not paths:
             return ToolResult("No files match.")
         more = f"\n(only the first {MAX_GLOB} are shown)" if len(paths) > MAX_GLOB else ""
         return ToolResult("\n".join(ws.rel(p) for p in paths[:MAX_GLOB]) + more)
 
 
-def _glob(ws: Workspace, pattern: object) -> list[Path]:
+def glob_regex(pattern: str) -> str:
+    """A glob over ``/``-separated relative paths as an anchored RE2 expression: ``*`` and
+    ``?`` stay within one folder name, a ``**`` segment matches any number of folders (several
+    in a row count as one), ``[...]`` is a character class (``[!...]`` negated)."""
+    segs: list[str] = []
+    for seg in pattern.split("/"):
+        if seg == "**" and segs and segs[-1] == "**":
+            continue
+        if seg or not segs:
+            segs.append(seg)
+    out: list[str] = []
+    for i, seg in enumerate(segs):
+        last = i == len(segs) - 1
+        if seg == "**":
+            out.append(".*" if last else "(?:[^/]+/)*")
+            continue
+        out.append(_segment(seg) + ("" if last else "/"))
+    return "^" + "".join(out) + "$"
+
+
+def _segment(seg: str) -> str:
+    out, i = [], 0
+    while i < len(seg):
+        c = seg[i]
+        if c == "*":
+            while i + 1 < len(seg) and seg[i + 1] == "*":
+                i += 1
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif c == "[" and "]" in seg[i + 2:]:
+            j = seg.index("]", i + 2)
+            body = seg[i + 1:j]
+            neg = body.startswith("!")
+            body = body[1:] if neg else body
+            out.append("[" + ("^" if neg else "") + body.replace("\\", "\\\\").replace("/", "") + "]")
+            i = j
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return "".join(out)
+
+
+def _glob(ws: Workspace, pattern: object, budget: Budget) -> list[Path]:
     if not isinstance(pattern, str) or not pattern.strip():
         raise WorkspaceError("'pattern' must be a non-empty string")
     if pattern.startswith(("/", "~")) or ".." in Path(pattern).parts or "\x00" in pattern:
         raise WorkspaceError(f"pattern {pattern!r} must stay inside the workspace (no '..' or leading '/')")
+    rx = _re2(glob_regex(pattern.strip()))
     out: list[Path] = []
-    try:
-        for p in ws.root.glob(pattern):
-            real = Path(os.path.realpath(p))
-            if real.is_relative_to(ws.root) and real.is_file():
-                out.append(real)
+    for rel, is_file in ws.walk():
+        budget.tick()
+        if is_file and rx.search(rel):
+            out.append(Path(os.path.realpath(ws.root / rel)))
             if len(out) > MAX_GLOB * 4:
                 break
-    except (ValueError, OSError) as exc:
-        raise WorkspaceError(f"pattern {pattern!r} cannot be used: {exc}") from None
-    return sorted(set(out))
+    return sorted({p for p in out if p.is_relative_to(ws.root)})
 
 
 class GrepTool(_FileTool):
@@ -155,25 +228,25 @@ class GrepTool(_FileTool):
         "ignore_case": {"type": "boolean"},
     }, ["pattern"])
 
-    def run(self, args: Mapping[str, Any], env: ToolEnv) -> ToolResult:
+    def run(self, args: Mapping[str, Any], env: ToolEnv, budget: Budget) -> ToolResult:
         ws = self.workspace(env)
         pattern = args.get("pattern")
         if not isinstance(pattern, str) or not pattern:
             raise WorkspaceError("'pattern' must be a non-empty regular expression")
-        try:
-            rx = re.compile(pattern, re.IGNORECASE if args.get("ignore_case") else 0)
-        except re.error as exc:
-            raise WorkspaceError(f"'pattern' is not a valid regular expression: {exc}") from None
+        rx = _re2(pattern, bool(args.get("ignore_case")))
         hits: list[str] = []
-        for real in _glob(ws, args.get("glob") or "**/*"):
+        for real in _glob(ws, args.get("glob") or "**/*", budget):
             try:
                 if real.stat().st_size > MAX_FILE_BYTES:
                     continue
                 data, _ = ws.read(real)
+                budget.spend(len(data))
                 text = _text(data, ws.rel(real))
             except (OSError, WorkspaceError):
                 continue
             for n, line in enumerate(text.splitlines(), 1):
+                if n % 512 == 0:
+                    budget.check()
                 if rx.search(line):
                     hits.append(f"{ws.rel(real)}:{n}: {line[:300]}")
                     if len(hits) >= MAX_MATCHES:
@@ -195,10 +268,15 @@ class EditTool(_FileTool):
     }, ["path", "old_string", "new_string"])
     read_only = False
 
-    def run(self, args: Mapping[str, Any], env: ToolEnv) -> ToolResult:
+    def target(self, args: Mapping[str, Any], env: ToolEnv) -> CallTarget:
+        """For the approval prompt: the resolved file this call would edit."""
+        return CallTarget("edit", str(self.workspace(env).resolve(args.get("path"))))
+
+    def run(self, args: Mapping[str, Any], env: ToolEnv, budget: Budget) -> ToolResult:
         ws = self.workspace(env)
         real = ws.resolve(args.get("path"))
         rel = ws.rel(real)
+        ws.check_write(real)
         old, new = args.get("old_string"), args.get("new_string")
         if not isinstance(old, str) or not isinstance(new, str) or not old:
             raise WorkspaceError("'old_string' (non-empty) and 'new_string' must be strings")
@@ -234,10 +312,16 @@ class WriteTool(_FileTool):
     schema = _schema({"path": {"type": "string"}, "content": {"type": "string"}}, ["path", "content"])
     read_only = False
 
-    def run(self, args: Mapping[str, Any], env: ToolEnv) -> ToolResult:
+    def target(self, args: Mapping[str, Any], env: ToolEnv) -> CallTarget:
+        """For the approval prompt: the resolved file, and whether it would be created or replaced."""
+        real = self.workspace(env).resolve(args.get("path"))
+        return CallTarget("replace" if os.path.lexists(real) else "create", str(real))
+
+    def run(self, args: Mapping[str, Any], env: ToolEnv, budget: Budget) -> ToolResult:
         ws = self.workspace(env)
         real = ws.resolve(args.get("path"))
         rel = ws.rel(real)
+        ws.check_write(real)
         content = args.get("content")
         if not isinstance(content, str):
             raise WorkspaceError("'content' must be a string")

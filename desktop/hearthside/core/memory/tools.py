@@ -1,7 +1,8 @@
 """The persona's memory tools: remember, recall, search, inspect, forget, undo.
 
 They write only the learned-memory store (never the persona folder), which the user can review
-and undo, so they need no approval and are allowed in heartbeats (``approval_exempt``). Forget
+and undo, so the host exempts them from approval and allows them in heartbeats (the class is
+registered with ``host_approval_exempt``; the ``approval_exempt`` flag is informative). Forget
 and undo take the expected version, so the model cannot erase what it has not looked at.
 Store calls run in a worker thread: a lock wait must not stall the event loop.
 """
@@ -14,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from hearthside.core.tools import ToolEnv, ToolResult, ToolSpec
+from hearthside.core.tools import ToolEnv, ToolResult, ToolSpec, host_approval_exempt
 
 from .model import MemoryStoreError
 from .store import MemoryStore
@@ -28,6 +29,7 @@ _KEY = {"type": "string", "description": "lowercase segments joined by '/', e.g.
 _VER = {"type": "string", "description": "the current version, from memory_inspect or a write"}
 
 
+@host_approval_exempt
 @dataclass(frozen=True)
 class MemoryTool:
     """One memory operation as a tool; ``op`` selects it."""
