@@ -33,6 +33,7 @@ from ..core.soul import SoulResult, SoulStore
 from ..core.tools import Catalog, CatalogError, PermissionMode, ToolEnv
 from .drift import HeldBack
 from .personas import PersonaInfo
+from .writeguard import build_write_guard
 
 if TYPE_CHECKING:
     from .drift import DriftService
@@ -126,7 +127,8 @@ class SessionService:
         for t in memory_tools(store, sid):
             catalog.register(t, "builtin")
         skills = self._add_pack_parts(catalog, info.path, mode, notes, held.all_skills)
-        env = ToolEnv(persona=persona, workspace=_workspace(app), services={"hydrated_tools": set(), "memory": store})
+        env = ToolEnv(persona=persona, workspace=_workspace(app), services={"hydrated_tools": set(), "memory": store},
+                      write_guard=build_write_guard(app.paths, app.personas, app.soul_path()))
         snap = assemble_session(persona, comp.soul, soul.body, index, skills, catalog, mode,
                                 found=comp.found, notes=notes)
         if unattended:

@@ -11,25 +11,37 @@ from typing import Any
 import click
 
 from ..core.agent import AgentResult, ModelError, ToolCall, ToolEvent
+from ..core.approval import describe_call
 from ..core.redact import redact
 from ..core.termsafe import StreamCleaner
-from ..core.tools import PermissionMode, Tool
-from .common import HandledError, echo, get_app, require_persona
+from ..core.tools import PermissionMode, Tool, ToolEnv
+from .common import HandledError, echo, get_app, require_persona, safe_text
 from .running import connect_mcp, model_or_offer
 
 
 class TerminalApprover:
-    """Asks on the terminal before each mutating tool call; without a terminal it denies."""
+    """Asks on the terminal before each mutating tool call; without a terminal it denies.
 
-    def __init__(self, can_ask: bool) -> None:
+    The question leads with the action and the resolved target path in full
+    (:func:`hearthside.core.approval.describe_call`), then the other arguments. A call the
+    write guard will refuse anyway is not asked about: it runs into the guard, whose reason
+    reaches the model."""
+
+    def __init__(self, can_ask: bool, env: ToolEnv | None = None) -> None:
         self.can_ask = can_ask
+        self.env = env or ToolEnv()
 
     async def approve(self, tool: Tool, call: ToolCall, args: Mapping[str, Any]) -> bool:
+        req = describe_call(tool, args, self.env)
+        if req.refusal:
+            echo(f"[{req.headline()}: {req.refusal}]", err=True)
+            return True
         if not self.can_ask:
-            click.echo(f"[denied {call.name}: no terminal to ask you; use --accept-edits to allow]", err=True)
+            echo(f"[denied {req.headline()}: no terminal to ask you; use --accept-edits to allow]", err=True)
             return False
-        shown = ", ".join(f"{k}={v!r}"[:120] for k, v in args.items())
-        return await asyncio.to_thread(click.confirm, f"Allow {call.name}({shown})?", default=False, err=True)
+        echo("\n".join(req.lines()), err=True)
+        question = safe_text(f"Allow {req.tool} to {req.action} this?")
+        return await asyncio.to_thread(click.confirm, question, default=False, err=True)
 
 
 def _tool_line(ev: ToolEvent) -> None:
@@ -80,7 +92,7 @@ def chat(ctx: click.Context, persona: str, message: str | None, plan: bool, acce
     prepared = app.sessions.prepare(persona, mode)
     for note in prepared.notes:
         echo(f"note: {note}", err=True)
-    approver = TerminalApprover(sys.stdin.isatty())
+    approver = TerminalApprover(sys.stdin.isatty(), prepared.env)
     agent = app.sessions.agent(prepared, model, approver, on_tool=_tool_line)
 
     def ask(text: str) -> AgentResult:
