@@ -87,8 +87,11 @@ class WriteGuard:
         if not self.roots:
             return ""
         raw = _norm(os.fspath(target))
-        resolved = os.path.realpath(raw)
-        link_itself = os.path.join(os.path.realpath(os.path.dirname(raw)), os.path.basename(raw))
+        try:
+            resolved = os.path.realpath(raw)
+            link_itself = os.path.join(os.path.realpath(os.path.dirname(raw)), os.path.basename(raw))
+        except OSError as exc:  # a link changed under us: refuse rather than guess
+            return f"Refused: {raw} could not be resolved ({exc.strerror or exc}); try again."
         return decide(self.roots, (resolved, link_itself, raw), resolved)
 
     def check(self, target: str | os.PathLike[str]) -> None:

@@ -83,7 +83,10 @@ class Workspace:
         p = Path(os.path.expanduser(path))
         if not p.is_absolute():
             p = self.root / p
-        real = Path(os.path.realpath(p))
+        try:
+            real = Path(os.path.realpath(p))
+        except OSError as exc:  # a link changed while it was being resolved
+            raise WorkspaceError(f"the path could not be resolved ({exc.strerror or exc}); try again") from None
         if real != self.root and not real.is_relative_to(self.root):
             shown = path if len(path) <= 200 else path[:200] + "…"
             raise WorkspaceError(f"{shown!r} is outside the workspace folder; only files inside it can be used")
@@ -109,7 +112,7 @@ class Workspace:
             for part in real.parts[1:]:
                 walked = walked / part
                 try:
-                    nfd = os.open(part, _DIR_FLAGS, dir_fd=fd)
+                    nfd = self._step(fd, part, walked)
                 except FileNotFoundError:
                     if not create or not walked.is_relative_to(self.root):
                         raise WorkspaceError(f"the folder {self._show(walked)} does not exist") from None
@@ -118,19 +121,29 @@ class Workspace:
                         os.mkdir(_at(fd, part), 0o755)
                     except FileExistsError:
                         pass
-                    nfd = os.open(part, _DIR_FLAGS, dir_fd=fd)
-                except OSError as exc:
-                    if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-                        raise LinkSwapped(
-                            f"{self._show(walked)} changed into a link or a file while it was being "
-                            "opened; nothing was read or written, try again") from None
-                    raise WorkspaceError(f"{self._show(walked)} cannot be opened: {exc.strerror or exc}") from None
+                    try:
+                        nfd = self._step(fd, part, walked)
+                    except FileNotFoundError:
+                        raise WorkspaceError(f"the folder {self._show(walked)} vanished; try again") from None
                 os.close(fd)
                 fd = nfd
             return fd
         except BaseException:
             os.close(fd)
             raise
+
+    def _step(self, fd: int, part: str, walked: Path) -> int:
+        """Open one folder below ``fd`` without following a link (FileNotFoundError passes)."""
+        try:
+            return os.open(part, _DIR_FLAGS, dir_fd=fd)
+        except FileNotFoundError:
+            raise
+        except OSError as exc:
+            if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                raise LinkSwapped(
+                    f"{self._show(walked)} changed into a link or a file while it was being "
+                    "opened; nothing was read or written, try again") from None
+            raise WorkspaceError(f"{self._show(walked)} cannot be opened: {exc.strerror or exc}") from None
 
     def _show(self, p: Path) -> str:
         return self.rel(p) if p == self.root or p.is_relative_to(self.root) else str(p)
@@ -236,6 +249,8 @@ class Workspace:
             fd = self._open_file(real, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
         except FileExistsError:
             raise WorkspaceError(f"{self.rel(real)} already exists; Read it before replacing it") from None
+        except OSError as exc:
+            raise WorkspaceError(f"{self.rel(real)} cannot be created: {exc.strerror or exc}") from None
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
         return version_of(data)
