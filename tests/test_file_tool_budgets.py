@@ -107,7 +107,7 @@ def test_glob_stops_at_its_entry_budget_with_a_sentence(tmp_path: Path) -> None:
 
 def test_grep_stops_at_its_time_budget(tmp_path: Path) -> None:
     for i in range(300):
-        (tmp_path / f"f{i}.txt").write_text(("hello world\n" * 20000))
+        (tmp_path / f"f{i}.txt").write_text("hello world\n" * 20000)
     got = scenario(tmp_path, "Grep", {"pattern": "nomatch"}, {"files.time_budget_seconds": 0.05})
     assert got["error"] and "time budget" in got["content"], got
 

@@ -96,5 +96,46 @@ def _start_logging(state: object) -> None:
 
 
 def main(argv: list[str] | None = None) -> Any:
-    """Console-script entry point."""
-    return cli.main(args=argv, prog_name="hearthside")
+    """Console-script entry point. Exits even when a pack left a thread running."""
+    try:
+        cli.main(args=argv, prog_name="hearthside")
+        code: Any = 0
+    except SystemExit as exc:
+        code = exc.code
+    exit_now(code)
+
+
+def exit_now(code: Any) -> None:
+    """End the process with ``code`` after a clean shutdown.
+
+    Python waits for every non-daemon thread before it exits, so one started by a pack (at
+    import, say) would keep every command — and the tray — from ever ending. When such threads
+    remain, the exit handlers run and the streams are flushed here, then ``os._exit`` ends the
+    process without waiting for them; otherwise the ordinary ``SystemExit`` path is taken.
+    """
+    import atexit
+    import logging
+    import os
+    import threading
+
+    if code is None:
+        code = 0
+    elif not isinstance(code, int):
+        print(code, file=sys.stderr)
+        code = 1
+    lingering = [t.name for t in threading.enumerate()
+                 if t is not threading.main_thread() and not t.daemon and t.is_alive()
+                 and not t.name.startswith(("ThreadPoolExecutor", "asyncio_", "hearthside-files"))]
+    if not lingering:
+        raise SystemExit(code)
+    logging.getLogger(__name__).info("exiting without waiting for threads left running: %s", ", ".join(lingering))
+    try:
+        atexit._run_exitfuncs()
+        logging.shutdown()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:  # noqa: BLE001, S110 - a closed stream must not stop the exit
+                pass
+        os._exit(code)

@@ -35,6 +35,16 @@ from .specs import ENTRY_POINT_GROUP, HOOK_NAMES, HOOKS, KIND_OF_HOOK, PROJECT, 
 #: installed in Hearthside's own environment (not in the user's packs location).
 FIRST_PARTY = frozenset({"hearthside-files", "hearthside-searxng", "hearthside-starter-skills"})
 
+#: Entry-point names of the first-party packs -> the distribution that owns each. Another
+#: distribution claiming one of these names is refused (and the first-party pack keeps
+#: working), instead of both being failed as a name clash.
+RESERVED_PACK_NAMES = {
+    "files": "hearthside-files",
+    "searxng": "hearthside-searxng",
+    "starter-skills": "hearthside-starter-skills",
+}
+
+
 def canonical_name(name: str) -> str:
     """PEP 503 normalised distribution name (``Foo_Bar`` -> ``foo-bar``)."""
     return re.sub(r"[-_.]+", "-", name).lower()
@@ -197,6 +207,16 @@ def _validation_reason(exc: pluggy.PluginValidationError) -> str:
     return f"it does not fit this Hearthside (it may need a newer version): {text}"
 
 
+def _reserved_reason(c: Candidate) -> str:
+    """Why ``c`` may not use its name: a first-party name from another distribution (or from
+    the user's packs location, where only third-party code lives)."""
+    owner = RESERVED_PACK_NAMES.get(c.name)
+    if owner is None or (canonical_name(c.dist) == owner and c.location == "app"):
+        return ""
+    return (f"the pack name {c.name!r} is reserved for Hearthside's own pack {owner}; "
+            f"{c.dist} was not loaded (ask its author to rename its entry point)")
+
+
 class PackHost:
     """Loads packs in isolation and holds what the healthy ones contributed.
 
@@ -234,6 +254,12 @@ class PackHost:
             if (c.name, canonical_name(c.dist)) in self.reports:
                 continue  # already loaded (or reported) in an earlier batch
             report = PackReport(c.name, c.dist, c.version, location=c.location)
+            reserved = _reserved_reason(c)
+            if reserved:  # kept out of _by_name: it must not count as a clash for the real owner
+                report.status, report.error = "failed", reserved
+                self.reports[(report.name, canonical_name(report.dist))] = report
+                batch.append(report)
+                continue
             reason = self._block_reason(c)
             if reason:
                 report.status, report.error = "blocked", reason
