@@ -56,7 +56,7 @@ SCENARIO = textwrap.dedent('''
 
 def scenario(ws: Path, tool: str, args: dict[str, Any], settings: dict[str, Any] | None = None) -> dict[str, Any]:
     proc = subprocess.run([sys.executable, "-c", SCENARIO, str(ws), tool, json.dumps(args),
-                           json.dumps(settings or {})], capture_output=True, text=True, timeout=60)
+                           json.dumps(settings or {})], check=False, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     out: dict[str, Any] = json.loads(proc.stdout)
     return out
