@@ -134,7 +134,7 @@ class JsonMemoryStore:
         return raw, doc
 
     def _save(self, doc: MemoryDocument) -> bytes:
-        data = json.dumps(doc.to_json_obj(), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        data = doc.encode()
         if len(data) > MAX_DOCUMENT_BYTES:
             raise LimitError(
                 f"this write would make the memory file {len(data)} bytes; the limit is 8 MiB. "

@@ -9,6 +9,7 @@ it; every rule lives here so two store implementations cannot disagree about the
 from __future__ import annotations
 
 import builtins
+import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -26,6 +27,9 @@ MAX_KEYS = 4096
 MAX_REVISIONS = 64
 MAX_DOCUMENT_BYTES = 8 * 1024 * 1024
 FORMAT = 1
+#: Room the model's writes leave free under the 8 MiB cap, so the user can always forget and
+#: undo (an undo may bring a large value back): the model cannot lock the user out.
+USER_RESERVE_BYTES = 1024 * 1024
 
 #: Pass as ``expected`` to require that the key has no current value (create-only).
 ABSENT = "absent"
@@ -220,6 +224,18 @@ class MemoryDocument:
 
     records: dict[str, _Rec] = field(default_factory=dict)
     seq: int = 0
+    _bound: int | None = field(default=None, repr=False, compare=False)
+
+    def _size_bound(self) -> int:
+        """An upper bound of ``len(self.encode())``, kept up to date by each append (so a write
+        costs O(1) here, not a pass over 4096 keys)."""
+        if self._bound is None:
+            total = 64
+            for key, rec in self.records.items():
+                total += 2 * len(key.encode("utf-8")) + 64
+                total += sum(_revision_size(rev) + 8 for rev in rec.revisions)
+            self._bound = total
+        return self._bound
 
     # -- (de)serialization -------------------------------------------------------------
     @classmethod
@@ -249,6 +265,58 @@ class MemoryDocument:
                 for k, r in sorted(self.records.items())
             },
         }
+
+    def encode(self) -> bytes:
+        """The document as stored: compact UTF-8 JSON (its length is what the cap counts)."""
+        return json.dumps(self.to_json_obj(), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+    def fit(self, writer: str, *, may_refuse: bool = True) -> None:
+        """Keep the document under its cap after a write, history included.
+
+        Old revisions (never a key's current one) are dropped first, oldest first across all
+        keys, and their records marked truncated; a forgotten value goes with them (forgetting
+        frees space). The revision just before a live current one — what an undo brings back —
+        goes last, and never to make room for the model. The model's writes must stay
+        ``USER_RESERVE_BYTES`` below the cap; the user's may use all of it. A forget
+        (``may_refuse=False``) is never refused: it only ever makes room.
+        """
+        limit = MAX_DOCUMENT_BYTES - (USER_RESERVE_BYTES if writer == "model" else 0)
+        if self._size_bound() <= limit:
+            return  # cheap and safe: encoding 8 MiB on every write would be slow
+        size = len(self.encode())
+        self._bound = size
+        if size <= limit:
+            return
+        old = sorted((_tier(rec, i), _seq_of(rev.version), key, i) for key, rec in self.records.items()
+                     for i, rev in enumerate(rec.revisions[:-1]))
+        drop: dict[str, set[int]] = {}
+        for tier, _, key, i in old:
+            if tier and writer == "model":
+                break  # the model may not take away the user's one-step undo
+            if size <= limit:
+                break
+            drop.setdefault(key, set()).add(i)
+            size -= _revision_size(self.records[key].revisions[i])
+        kept = {key: (self.records[key].revisions, self.records[key].truncated) for key in drop}
+        for key, idxs in drop.items():
+            rec = self.records[key]
+            rec.revisions = [r for i, r in enumerate(rec.revisions) if i not in idxs]
+            rec.truncated = True
+        size = len(self.encode())
+        self._bound = size
+        if size <= limit or not may_refuse:
+            return
+        for key, (revs, truncated) in kept.items():  # refused: drop nothing after all
+            self.records[key].revisions, self.records[key].truncated = revs, truncated
+        self._bound = None
+        if writer == "model":
+            raise LimitError(
+                f"the learned memory is full ({size} bytes; the persona may use up to "
+                f"{limit // (1024 * 1024)} MiB, the rest is kept for the user). Ask the user to "
+                "forget some memories; nothing was saved.")
+        raise LimitError(
+            f"this write would make the memory file {size} bytes; the limit is 8 MiB. "
+            "Forget some memories first (forgetting frees their space).")
 
     # -- reads -------------------------------------------------------------------------
     def _current(self, key: str) -> MemoryRevision | None:
@@ -301,6 +369,8 @@ class MemoryDocument:
 
     def _append(self, rev: MemoryRevision) -> MemoryRecord:
         rec = self.records.get(rev.key)
+        if self._bound is not None:  # +8 covers the previous revision's status word growing
+            self._bound += _revision_size(rev) + 8 + (0 if rec else 2 * len(rev.key.encode("utf-8")) + 64)
         if rec is None:
             rec = self.records[rev.key] = _Rec([])
         if rec.revisions and rec.revisions[-1].status == STATUS_ACTIVE:
@@ -329,7 +399,7 @@ class MemoryDocument:
         rev = MemoryRevision(key, value, description, self._mint(), STATUS_ACTIVE,
                              writer if writer in WRITERS else "user",
                              origin if origin in ORIGINS else "explicit", now, session_id, finding)
-        return self._append(rev)
+        return self._append_within_cap(rev, writer)
 
     def forget(self, key: str, expected: str | None = None, *, writer: str = "user",
                session_id: str = "", now: float = 0.0) -> MemoryRecord | None:
@@ -341,7 +411,9 @@ class MemoryDocument:
             return None
         rev = MemoryRevision(key, "", cur.description, self._mint(), STATUS_DELETED,
                              writer if writer in WRITERS else "user", "explicit", now, session_id)
-        return self._append(rev)
+        rec = self._append(rev)
+        self.fit(writer, may_refuse=False)
+        return self._record(key, rec)
 
     def undo(self, key: str, expected: str, *, writer: str = "user", session_id: str = "",
              now: float = 0.0) -> MemoryRecord:
@@ -360,6 +432,10 @@ class MemoryDocument:
         if expected != latest.version:
             raise VersionConflictError(key, expected, latest.version)
         prev = rec.revisions[-2] if len(rec.revisions) >= 2 else None
+        if prev is None and rec.truncated:
+            raise MemoryStoreError(
+                f"the earlier version of {key!r} was dropped to make room, so this change cannot "
+                "be undone; forget the memory instead if you do not want it.")
         who = writer if writer in WRITERS else "user"
         if prev is None or prev.status == STATUS_DELETED:
             rev = MemoryRevision(key, "", latest.description, self._mint(), STATUS_DELETED, who,
@@ -367,7 +443,51 @@ class MemoryDocument:
         else:
             rev = MemoryRevision(key, prev.value, prev.description, self._mint(), STATUS_ACTIVE, who,
                                  "undo", now, session_id, prev.finding)
-        return self._append(rev)
+        return self._append_within_cap(rev, who)
+
+    def _append_within_cap(self, rev: MemoryRevision, writer: str) -> MemoryRecord:
+        """Append, then :meth:`fit`; a refused write leaves the document exactly as it was."""
+        rec = self.records.get(rev.key)
+        before = (list(rec.revisions), rec.truncated) if rec else None
+        seq = self.seq - 1  # the version of ``rev`` was just minted
+        out = self._append(rev)
+        try:
+            self.fit(writer)
+        except LimitError:
+            if before is None:
+                del self.records[rev.key]
+            else:
+                self.records[rev.key].revisions, self.records[rev.key].truncated = before
+            self.seq = seq
+            self._bound = None
+            raise
+        return self._record(rev.key, out)
+
+    def _record(self, key: str, fallback: MemoryRecord) -> MemoryRecord:
+        """The record as it stands after :meth:`fit` (which may have dropped old revisions)."""
+        rec = self.records.get(key)
+        if rec is None:
+            return fallback
+        return MemoryRecord(rec.revisions[-1], tuple(rec.revisions), rec.truncated)
+
+
+def _tier(rec: _Rec, i: int) -> int:
+    """0 for ordinary history, 1 for the revision an undo of a live value would bring back."""
+    return int(i == len(rec.revisions) - 2 and rec.revisions[-1].status == STATUS_ACTIVE)
+
+
+def _seq_of(version: str) -> int:
+    """The write number a version was minted from (``r12`` -> 12); unknown shapes sort first."""
+    try:
+        return int(version[1:])
+    except ValueError:
+        return 0
+
+
+def _revision_size(rev: MemoryRevision) -> int:
+    """About how many bytes a revision takes in the stored document (exact size is rechecked)."""
+    d = {k: v for k, v in rev.as_dict().items() if k != "key"}
+    return len(json.dumps(d, ensure_ascii=False, separators=(",", ":")).encode("utf-8")) + 1
 
 
 def _entry(rev: MemoryRevision, with_value: bool) -> MemoryEntry:
