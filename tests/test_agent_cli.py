@@ -173,7 +173,7 @@ def test_chat_on_a_terminal_asks_before_a_mutating_tool_and_runs_it_when_allowed
         os.close(slave)
         try:
             assert wait_for(lambda: fm.requests, 30)
-            os.write(master, b"y\n")  # the answer to "Allow Write(...)?", typed on the terminal
+            os.write(master, b"y\n")  # the answer to "Allow Write to create this?", typed on the terminal
             out, err = proc.communicate(timeout=30)
         finally:
             os.close(master)
@@ -182,7 +182,8 @@ def test_chat_on_a_terminal_asks_before_a_mutating_tool_and_runs_it_when_allowed
                 proc.wait(10)
         tool_msgs = [m["content"] for m in fm.requests[1]["messages"] if m["role"] == "tool"]
     assert proc.returncode == 0, err
-    assert "Allow Write(" in err and out.endswith("Written.\n")
+    assert f"Write: create {ws / 'note.txt'}" in err and "Allow Write to create this?" in err
+    assert out.endswith("Written.\n")
     assert (ws / "note.txt").read_text() == "hello from juniper"
     assert not tool_msgs[0].startswith("Error")
 

@@ -285,7 +285,7 @@ def running_personas(s: Session) -> None:
     s.cli("model", "show")
     assert "Noted." in s.cli("chat", "alice", "remember that I like green tea")
     tool_replies = [m["content"] for m in s.model.requests[-1]["messages"] if m["role"] == "tool"]
-    assert len(tool_replies) == 2 and "did not allow Write" in tool_replies[1]
+    assert len(tool_replies) == 2 and "Refused:" in tool_replies[1]  # the write guard says why
     prompt = _system_prompt(s, -1)  # all approved again: the soul, SOUL.md and the skill are back
     assert all(t in prompt for t in ("I also like walks.", "alice, edited by hand", "tea-timer"))
     assert json.loads(s.cli("heartbeat", "run", "alice", "--json"))["status"] == "notified"
@@ -462,3 +462,119 @@ def test_a_write_into_a_persona_folder_is_caught(isolated_home: Path) -> None:
     allowed = find_violations(list(RECORDER.ops), config_dir(isolated_home), [root],
                               {"misbehaving step": (root, True)})
     assert len(allowed) == 2  # the folder existed before the step: creating in it is not allowed
+
+
+# -- the widened audit (issue 9): a model that attacks every protected path -------------------
+#
+# The workspace is set where real users put it — a Hearthside persona folder, an OpenClaw
+# workspace added as a persona, the soul's folder, Hearthside's config dir — and the model
+# tries Write and Edit on every protected path it can name from there: directly, through
+# '..', through a link the user made, and through a very long path. It does so in a chat
+# whose edits run without asking (--accept-edits) and in an unattended check-in whose persona
+# was granted mutating tools. Nothing may be written there, and the model must be told why.
+
+
+def _attacks(workspace: str, s: Session, claw: Path, soul: Path) -> list[str]:
+    """Relative paths (from the workspace) that reach protected places."""
+    cfg, alice = s.config, s.persona("alice")
+    long = "notes/" + "/" * 130 + "../"
+    if workspace == "persona":
+        return ["SOUL.md", "HEARTBEAT.md", "brand-new.md", "skills/evil/SKILL.md",
+                "notes/../USER.md", long + "SOUL.md", "soul-link.md", "cfg-link/mcp.json", "cfg-link/soul.md"]
+    if workspace == "openclaw":
+        return ["SOUL.md", "HEARTBEAT.md", "MEMORY.md", "x/../AGENTS.md", long + "SOUL.md",
+                "soul-link.md", "cfg-link/settings.toml", "alice-link/SOUL.md"]
+    if workspace == "soul-folder":
+        return [soul.name, "notes/../" + soul.name, long + soul.name, "soul-link.md",
+                "alice-link/SOUL.md", "cfg-link/mcp.json"]
+    assert workspace == "config"
+    return ["soul.md", "mcp.json", "settings.toml", "personas/alice/SOUL.md", "personas/alice/new.md",
+            "personas/zed/SOUL.md", "personas/../personas/alice/HEARTBEAT.md", long + "mcp.json",
+            "skills/evil/SKILL.md", f"{os.path.relpath(alice, cfg)}/../alice/TOOLS.md",
+            "alice-link/SOUL.md", "soul-link.md"]
+
+
+def _attacker(paths: list[str], final: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """A model that answers a user turn with a Write and an Edit of every path, then ``final``."""
+    def step(body: dict[str, Any]) -> dict[str, Any]:
+        if body["messages"][-1]["role"] == "tool":
+            return {"text": final}
+        calls = []
+        for p in paths:
+            calls.append(("Write", json.dumps({"path": p, "content": "written by the model"})))
+            calls.append(("Edit", json.dumps({"path": p, "old_string": "#", "new_string": "!"})))
+        return {"tool_calls": calls}
+    return step
+
+
+def _snapshot(*roots: Path) -> dict[str, bytes]:
+    out: dict[str, bytes] = {}
+    for root in roots:
+        for dirpath, _, files in os.walk(root):
+            for f in files:
+                p = os.path.join(dirpath, f)
+                if not os.path.islink(p):
+                    out[p] = Path(p).read_bytes()
+    return out
+
+
+@pytest.mark.parametrize("workspace", ["persona", "openclaw", "soul-folder", "config"])
+def test_a_model_attacking_every_protected_path_writes_nothing_there(
+    isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workspace: str
+) -> None:
+    alice = make_persona(isolated_home, "alice")
+    claw = make_persona(tmp_path, "claw")  # an OpenClaw workspace outside Hearthside's dirs
+    soul = isolated_home / "Documents" / "soul" / "soul.md"
+    soul.parent.mkdir(parents=True)
+    soul.write_text("# My soul\nI like short answers.\n")
+    (config_dir(isolated_home) / "soul.md").write_text("# default soul\n")
+    app = AppContext()
+    session = Session(isolated_home, app)
+    app.personas.add_folder(claw)
+    root = {"persona": alice, "openclaw": claw, "soul-folder": soul.parent, "config": session.config}[workspace]
+    # Shortcuts the user made by hand: inside the workspace (the guard must refuse) and out of
+    # it (confinement refuses first).
+    inner = {"persona": alice / "SOUL.md", "openclaw": claw / "SOUL.md", "soul-folder": soul,
+             "config": config_dir(isolated_home) / "soul.md"}[workspace]
+    (root / "soul-link.md").symlink_to(inner)
+    for name, target in (("cfg-link", session.config), ("alice-link", alice)):
+        if not (root / name).exists() and root != alice:
+            (root / name).symlink_to(target)
+    app.settings.set("files.workspace", str(root))
+    app.settings.set("soul_file", str(soul))
+    app.settings.set("agent.max_tool_calls", 200)
+    app.settings.update(lambda d: d.setdefault("personas", {}).setdefault("alice", {})
+                        .update({"heartbeat_allow_mutating": True}))
+    (config_dir(isolated_home) / "mcp.json").write_text('{"servers": {}}\n')
+    paths = _attacks(workspace, session, claw, soul)
+    protected = [alice, claw, session.config, isolated_home / ".local", soul]
+    before = _snapshot(*protected[:3]) | {str(soul): soul.read_bytes()}
+
+    chat_model = FakeModel([], default=_attacker(paths, "I could not change them."))
+    beat_model = FakeModel([], default=_attacker(paths, "HEARTBEAT_OK"))
+    RECORDER.ops.clear()
+    RECORDER.step = f"attacks from {workspace}"
+    try:
+        for fm, run in ((chat_model, lambda: session.cli("chat", "alice", "--accept-edits", "change your files")),
+                        (beat_model, lambda: session.cli("heartbeat", "run", "alice", "--json"))):
+            with fm:
+                for k, v in {**fm.env(), "HEARTHSIDE_MODEL_API_KEY": "loopback"}.items():
+                    monkeypatch.setenv(k, v)
+                RECORDER.active = True
+                out = run()
+                RECORDER.active = False
+            told = [m["content"] for m in fm.requests[-1]["messages"] if m["role"] == "tool"]
+            assert len(told) == 2 * len(paths), out
+            for content in told:  # the model is told why, every time
+                assert ((content.startswith("Error: Refused:") and "never lets a tool change" in content)
+                        or "is outside the workspace folder" in content), content
+            guarded = sum(c.startswith("Error: Refused:") for c in told)
+            assert guarded >= 2 * (len(paths) - 2), told  # all but the links leading out of it
+    finally:
+        RECORDER.active = False
+    assert "I could not change them." in out or json.loads(out)["status"] == "silent"
+    violations = [op for op in RECORDER.ops
+                  if any(_inside(op.path, p) for p in protected[:3]) or op.path == os.path.realpath(soul)
+                  or op.path.endswith(("mcp.json", "settings.toml", "memory.json"))]
+    assert violations == []
+    assert _snapshot(*protected[:3]) | {str(soul): soul.read_bytes()} == before  # byte for byte

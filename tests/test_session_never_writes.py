@@ -68,4 +68,4 @@ def test_chats_heartbeats_and_memory_writes_never_touch_the_soul_or_persona_fold
     assert find_violations(ops, config, [folder], {}) == []
     assert {p: p.read_bytes() for p in before} == before
     tool_msgs = [m["content"] for m in fm.requests[1]["messages"] if m["role"] == "tool"]
-    assert "did not allow Write" in tool_msgs[1]
+    assert "Refused:" in tool_msgs[1]  # the write guard refuses, and says why
