@@ -178,6 +178,7 @@ def test_the_approval_request_leads_with_the_action_and_the_real_target(isolated
     assert (req.action, req.path) == ("replace", str(ws / "SOUL.md"))
     assert req.lines()[0] == f"Write: replace {ws / 'SOUL.md'}"
     assert req.rest[0][0] == "content" and req.rest[0][1].endswith("(500 characters)")
+    assert list(req.as_dict()) == ["tool", "action", "path", "rest", "refusal"]  # what a window shows
     assert describe_call(tools["Write"], {"path": "notes/new.md", "content": ""}, env).action == "create"
     assert describe_call(tools["Edit"], {"path": "SOUL.md", "old_string": "a", "new_string": "b"}, env).action == "edit"
 

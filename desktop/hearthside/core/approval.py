@@ -35,6 +35,11 @@ class ApprovalRequest:
         """One line: ``Write: replace /full/path/SOUL.md`` or ``mcp__x__y: run``."""
         return f"{self.tool}: {self.action} {self.path}".rstrip()
 
+    def as_dict(self) -> dict[str, Any]:
+        """Plain data for a window or ``--json``: the target first, then the rest."""
+        return {"tool": self.tool, "action": self.action, "path": self.path,
+                "rest": [list(kv) for kv in self.rest], "refusal": self.refusal}
+
     def lines(self) -> list[str]:
         """The headline, then ``  name = value`` per other argument."""
         return [self.headline(), *(f"  {k} = {v}" for k, v in self.rest)]

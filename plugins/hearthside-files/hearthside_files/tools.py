@@ -192,7 +192,8 @@ def _segment(seg: str) -> str:
             body = seg[i + 1:j]
             neg = body.startswith("!")
             body = body[1:] if neg else body
-            out.append("[" + ("^" if neg else "") + body.replace("\\", "\\\\").replace("/", "") + "]")
+            body = body.replace("\\", "\\\\").replace("/", "")
+            out.append(f"[^{body}/]" if neg else f"[{body}]")
             i = j
         else:
             out.append(re.escape(c))
