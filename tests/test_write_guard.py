@@ -199,3 +199,17 @@ def test_the_terminal_prompt_shows_the_resolved_path_in_full(isolated_home: Path
     assert not allowed
     assert f"Write: replace {ws / 'SOUL.md'}" in err  # in full, well past 120 characters
     assert len(str(ws / "SOUL.md")) > 120
+
+
+def test_a_prompt_cannot_hide_part_of_the_path(isolated_home: Path, tmp_path: Path) -> None:
+    """Escape sequences, a carriage return or a right-to-left override in a path are shown as
+    escapes, so the prompt line says exactly which file."""
+    make_persona(isolated_home, "alice")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    tools, env = session(ws)
+    req = describe_call(tools["Write"], {"path": "a\x1b[8mhidden\rb\u202egpj.md", "content": "x\ny"}, env)
+    line = req.lines()[0]
+    assert "\x1b" not in line and "\r" not in line and "\u202e" not in line
+    assert line.endswith("a\\x1b[8mhidden\\x0db\\u202egpj.md")
+    assert req.lines()[1] == "  content = x\\x0ay"

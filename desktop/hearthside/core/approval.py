@@ -9,6 +9,7 @@ leads with the *action* and the *resolved target path*, in full, taken from the 
 from __future__ import annotations
 
 import json
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -33,7 +34,7 @@ class ApprovalRequest:
 
     def headline(self) -> str:
         """One line: ``Write: replace /full/path/SOUL.md`` or ``mcp__x__y: run``."""
-        return f"{self.tool}: {self.action} {self.path}".rstrip()
+        return visible(f"{self.tool}: {self.action} {self.path}".rstrip())
 
     def as_dict(self) -> dict[str, Any]:
         """Plain data for a window or ``--json``: the target first, then the rest."""
@@ -42,7 +43,21 @@ class ApprovalRequest:
 
     def lines(self) -> list[str]:
         """The headline, then ``  name = value`` per other argument."""
-        return [self.headline(), *(f"  {k} = {v}" for k, v in self.rest)]
+        return [self.headline(), *(visible(f"  {k} = {v}") for k, v in self.rest)]
+
+
+def visible(text: str) -> str:
+    """``text`` with control, format and line-separator characters shown as escapes, so a
+    path cannot hide a part of itself (a right-to-left override, an escape sequence, a
+    carriage return that draws over the line)."""
+    out = []
+    for ch in text:
+        if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp"):
+            code = ord(ch)
+            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+        else:
+            out.append(ch)
+    return "".join(out)
 
 
 def _short(value: Any) -> str:
