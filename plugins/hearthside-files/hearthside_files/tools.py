@@ -33,7 +33,7 @@ def _schema(props: dict[str, Any], required: list[str]) -> dict[str, Any]:
 def _re2(pattern: str, ignore_case: bool = False) -> Any:
     """Compile with RE2 (linear time). Raises WorkspaceError with a sentence on a bad pattern."""
     try:
-        import re2
+        import re2  # type: ignore[import-untyped]  # google-re2 ships no type information
     except ImportError:  # pragma: no cover - google-re2 is a dependency of this pack
         raise WorkspaceError("Glob and Grep need the google-re2 package; reinstall hearthside-files") from None
     opts = re2.Options()
