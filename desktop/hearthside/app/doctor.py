@@ -20,7 +20,7 @@ from typing import Literal
 from .context import AppContext
 from .display import DISPLAY_VARS, has_display
 
-CheckStatus = Literal["ok", "warn", "fail"]
+CheckStatus = Literal["ok", "warn", "fail", "info"]
 
 
 def as_status(value: object) -> CheckStatus:
@@ -32,7 +32,11 @@ def as_status(value: object) -> CheckStatus:
 
 @dataclass(frozen=True)
 class Check:
-    """One line of the doctor's report."""
+    """One line of the doctor's report.
+
+    ``status`` is ``ok``, ``warn``, ``fail`` (the command then exits 1) or ``info`` (nothing to
+    judge yet, such as a settings file that is not created until the first change).
+    """
 
     name: str
     status: CheckStatus
@@ -124,16 +128,24 @@ def check_notifications(app: AppContext) -> Check:
 
 
 def check_locations(app: AppContext) -> Check:
-    paths = app.paths.as_dict()
+    """Where everything lives; ``not_created`` names the places that do not exist yet."""
+    paths: dict[str, object] = dict(app.paths.as_dict())
     paths["soul_file"] = app.soul_path()
-    return Check("locations", "ok", "where Hearthside keeps what", dict(paths))
+    missing = [k for k, v in paths.items() if isinstance(v, (str, os.PathLike)) and not os.path.lexists(v)]
+    detail = "where Hearthside keeps what"
+    if missing:
+        detail += f" ({len(missing)} not created yet)"
+    return Check("locations", "ok", detail, {**paths, "not_created": missing})
 
 
 def check_settings(app: AppContext) -> Check:
     app.settings.get("x")
     if app.settings.error:
         return Check("settings", "warn", app.settings.error)
-    return Check("settings", "ok", f"{app.paths.settings_file}")
+    f = app.paths.settings_file
+    if not os.path.lexists(f):
+        return Check("settings", "info", f"not created yet (the defaults are used until you change a setting): {f}")
+    return Check("settings", "ok", f"{f}")
 
 
 def check_watches(app: AppContext) -> Check:
@@ -157,10 +169,15 @@ def check_packs(app: AppContext) -> Check:
 def check_keyring(app: AppContext) -> Check:
     """The OS keyring for secrets: which recommended backend, or what to install/unlock (issue 5)."""
     from ..adapters.secrets import describe_backend
+    from .keyring_help import secret_service_advice
 
     info = describe_backend()
     if not info.get("ok"):
-        return Check("keyring", "fail", str(info.get("error")), info)
+        advice = secret_service_advice()
+        return Check("keyring", "fail", f"{info.get('error')}. {advice}", {**info, "advice": advice})
+    if info.get("locked"):
+        return Check("keyring", "warn", f"secrets go to {info['backend']}, but it is locked: unlock your "
+                     "keyring (log in to the desktop, or open Passwords and Keys / KWallet / KeePassXC)", info)
     return Check("keyring", "ok", f"secrets go to {info['backend']}", info)
 
 
