@@ -52,7 +52,7 @@ $(SYSTEM_TEST):
 $(STAMP): pyproject.toml $(wildcard plugins/*/pyproject.toml) | $(SYSTEM)
 	@$(PY) -m pip --version >/dev/null 2>&1 || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --disable-pip-version-check -U pip setuptools wheel
-	$(PY) -m pip install -q --disable-pip-version-check -e '.[test]' $(addprefix -e ,$(PACKS))
+	$(PY) -m pip install -q --disable-pip-version-check -e '.[test,bundle]' $(addprefix -e ,$(PACKS))
 	@touch $@
 
 clean:
