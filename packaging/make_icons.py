@@ -20,9 +20,8 @@ HERE = Path(__file__).resolve().parent
 
 def main(out: Path) -> int:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from PySide6.QtGui import QGuiApplication
-
     from hearthside.ui.icon import hearth_pixmap
+    from PySide6.QtGui import QGuiApplication
 
     app = QGuiApplication.instance() or QGuiApplication(sys.argv[:1])
     for size in SIZES:

@@ -96,11 +96,10 @@ def test_install_refuses_to_replace_a_hearthside_command_it_did_not_create(tmp_p
 
 
 def test_the_svg_icon_is_the_same_drawing_as_the_tray_icon(qapp) -> None:  # type: ignore[no-untyped-def]
+    from hearthside.ui.icon import hearth_pixmap
     from PySide6.QtCore import Qt
     from PySide6.QtGui import QColor, QImage, QPainter
     from PySide6.QtSvg import QSvgRenderer
-
-    from hearthside.ui.icon import hearth_pixmap
 
     drawn = hearth_pixmap(256).toImage().convertToFormat(QImage.Format.Format_ARGB32)
     svg = QImage(256, 256, QImage.Format.Format_ARGB32)
