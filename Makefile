@@ -39,6 +39,7 @@ uninstall:
 
 # `make bundle`: dist/hearthside-<version>-linux-x86_64.tar.gz (PyInstaller, packaging/hearthside.spec).
 bundle: $(STAMP)
+	scripts/ensure-system.sh bundle
 	scripts/build-bundle.sh dist
 
 $(SYSTEM_RUN):

@@ -32,7 +32,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    import multiprocessing
-
-    multiprocessing.freeze_support()
     main()
