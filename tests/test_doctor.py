@@ -103,3 +103,21 @@ def test_a_locked_keyring_is_a_warning_that_says_unlock(tmp_path: Path) -> None:
                           text=True, timeout=60, env=env, check=False)
     doc = json.loads(proc.stdout.strip().splitlines()[-1])
     assert doc["status"] == "warn" and "locked" in doc["detail"] and "unlock" in doc["detail"], doc
+
+
+def test_packs_installed_before_but_missing_here_point_to_plugins_restore(run_cli, app_paths) -> None:  # type: ignore[no-untyped-def]
+    """As after switching to a Hearthside on another Python (the bundle, say): the record lists a
+    pack the packs folder no longer holds for this Python."""
+    import packfactory
+
+    offline = {"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": "", **OFFSCREEN}
+    assert run_cli("plugins", "install", str(packfactory.wheels()["hs-good"]), env=offline).returncode == 0
+    assert _checks(run_cli("doctor", "--json", env=offline))["packs"]["status"] == "ok"
+    v = sys.version_info
+    site = app_paths.packs_dir / "env" / "lib" / f"python{v.major}.{v.minor}"
+    site.rename(site.with_name("python3.99"))  # the packs now belong to "another Python"
+    packs = _checks(run_cli("doctor", "--json", env=offline))["packs"]
+    assert packs["status"] == "warn" and packs["data"]["missing"] == ["hs-good"]  # type: ignore[index]
+    assert "hs-good installed before but not found here (run 'hearthside plugins restore'" in str(packs["detail"])
+    assert run_cli("plugins", "restore", env=offline).returncode == 0
+    assert _checks(run_cli("doctor", "--json", env=offline))["packs"]["status"] == "ok"

@@ -15,7 +15,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from .context import AppContext
 from .display import DISPLAY_VARS, has_display
@@ -161,9 +161,24 @@ def check_packs(app: AppContext) -> Check:
     data: dict[str, object] = {"packs": [r.as_dict() for r in reports], "safe_mode": app.safe_mode}
     detail = f"{counts['ok']} loaded, {counts['failed']} failed, {counts['blocked']} blocked"
     failed = [f"{r.name}: {r.error}" for r in reports if r.status == "failed"]
+    missing = _recorded_but_missing(app, reports)
+    if missing:
+        # e.g. switched from a source install to a bundle on another Python, or the folder was lost
+        data["missing"] = missing
+        failed.append(f"{', '.join(missing)} installed before but not found here "
+                      "(run 'hearthside plugins restore' to install again)")
     if failed:
         return Check("packs", "warn", detail + "; " + "; ".join(failed[:3]), data)
     return Check("packs", "ok", detail + (" (safe mode)" if app.safe_mode else ""), data)
+
+
+def _recorded_but_missing(app: AppContext, reports: list[Any]) -> list[str]:
+    """Distributions the user installed (the record) that no pack report names any more."""
+    from ..pluginhost.host import canonical_name
+
+    present = {canonical_name(str(getattr(r, "dist", "") or "")) for r in reports}
+    return [str(e["name"]) for e in app.plugins.installer.record()
+            if canonical_name(str(e["name"])) not in present]
 
 
 def check_keyring(app: AppContext) -> Check:
