@@ -228,6 +228,21 @@ def _packs(exe: Path, env: dict[str, str]) -> dict[str, dict[str, object]]:
     return {p["name"]: p for p in json.loads(proc.stdout)}
 
 
+def _read_only_runner(app_dir: Path) -> tuple[list[str], bool]:
+    """A command prefix under which app_dir cannot be written, and whether it is a real mount.
+
+    As root, file modes do not stop writes: the app folder is then bind-mounted read-only in a
+    private mount namespace (unshare). Otherwise `chmod -R a-w` (undone by the test) is enough.
+    """
+    if os.geteuid() != 0:
+        return [], False
+    probe = subprocess.run(["unshare", "-m", "true"], capture_output=True, check=False) if shutil.which("unshare") else None
+    if probe is None or probe.returncode != 0:
+        pytest.skip("running as root without unshare: cannot make the app folder read-only")
+    script = 'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" && exec "$@"'
+    return ["unshare", "-m", "sh", "-c", script, str(app_dir)], True
+
+
 def test_packs_install_from_inside_a_read_only_bundle_into_the_users_packs_folder(
     unpacked: Path, home: Path, tmp_path: Path
 ) -> None:
@@ -236,6 +251,20 @@ def test_packs_install_from_inside_a_read_only_bundle_into_the_users_packs_folde
     wheel = _docs_example_wheel(tmp_path)
     app_dir = unpacked / "app"
     before = _tree(app_dir)
+    prefix, mounted = _read_only_runner(app_dir)
+    if mounted:  # the folder really refuses writes
+        probe = subprocess.run([*prefix, "touch", str(app_dir / "probe")], capture_output=True, text=True, check=False)
+        assert probe.returncode != 0 and "Read-only file system" in probe.stderr, probe.stderr
+
+    def _run(exe: Path, *args: str, env: dict[str, str], timeout: float = 300) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*prefix, str(exe), *args], env=env, capture_output=True, text=True, timeout=timeout,
+                              check=False)
+
+    def _packs(exe: Path, env: dict[str, str]) -> dict[str, dict[str, object]]:
+        proc = _run(exe, "plugins", "list", "--json", env=env)
+        assert proc.returncode == 0, proc.stderr
+        return {p["name"]: p for p in json.loads(proc.stdout)}
+
     subprocess.run(["chmod", "-R", "a-w", str(app_dir)], check=True)
     try:
         proc = _run(exe, "plugins", "install", str(wheel), env=env)
