@@ -86,6 +86,7 @@ class PacksEnv:
         only that folder is made (and a venv a source install made earlier is used as it is).
         """
         if getattr(sys, "frozen", False):
+            self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
             self.site_dir.mkdir(parents=True, exist_ok=True)
             return
         if not (self.exists() and self.python.exists()):
