@@ -9,7 +9,7 @@ SYSTEM_TEST := $(VENV)/.system-test
 # test set (a superset), anything else the run set. Order-only, so -j never runs two apt-gets.
 SYSTEM := $(if $(filter test test-fast,$(MAKECMDGOALS)),$(SYSTEM_TEST),$(SYSTEM_RUN))
 
-.PHONY: run test test-fast bench lint clean
+.PHONY: run test test-fast bench lint clean install uninstall bundle
 
 run: $(STAMP)
 	$(VENV)/bin/hearthside $(ARGS)
@@ -28,6 +28,20 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check desktop plugins tests benchmarks
 	$(VENV)/bin/mypy --strict desktop/hearthside/core desktop/hearthside/adapters desktop/hearthside/pluginhost desktop/hearthside/app desktop/hearthside/cli desktop/hearthside/plugin.py $(dir $(wildcard plugins/*/hearthside_*/__init__.py))
 
+# `make install`: `hearthside` in ~/.local/bin (a link to .venv/bin/hearthside), the launcher in
+# the application menu and its icons; `make uninstall` removes exactly what it created.
+install: $(STAMP)
+	QT_QPA_PLATFORM=offscreen $(PY) packaging/make_icons.py build/icons
+	packaging/install.sh --source .
+
+uninstall:
+	packaging/uninstall.sh
+
+# `make bundle`: dist/hearthside-<version>-linux-x86_64.tar.gz (PyInstaller, packaging/hearthside.spec).
+bundle: $(STAMP)
+	scripts/ensure-system.sh bundle
+	scripts/build-bundle.sh dist
+
 $(SYSTEM_RUN):
 	scripts/ensure-system.sh run
 	@mkdir -p $(VENV) && touch $@
@@ -39,7 +53,7 @@ $(SYSTEM_TEST):
 $(STAMP): pyproject.toml $(wildcard plugins/*/pyproject.toml) | $(SYSTEM)
 	@$(PY) -m pip --version >/dev/null 2>&1 || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --disable-pip-version-check -U pip setuptools wheel
-	$(PY) -m pip install -q --disable-pip-version-check -e '.[test]' $(addprefix -e ,$(PACKS))
+	$(PY) -m pip install -q --disable-pip-version-check -e '.[test,bundle]' $(addprefix -e ,$(PACKS))
 	@touch $@
 
 clean:

@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
 # Install the Debian packages Hearthside needs when they are missing (and we are allowed to).
-# Usage: scripts/ensure-system.sh run|test
+# Usage: scripts/ensure-system.sh run|test|bundle
 set -euo pipefail
 want=(libglib2.0-0 libgl1 libegl1 libdbus-1-3 libfontconfig1 libxkbcommon0 libxkbcommon-x11-0
       libxcb-cursor0 libxcb-icccm4 libxcb-image0 libxcb-keysyms1 libxcb-randr0
       libxcb-render-util0 libxcb-shape0 libxcb-xkb1 dbus gnome-keyring)
 # (dbus brings dbus-run-session: in its own dbus-daemon package on Debian 12, inside dbus on
 # older Ubuntu, where naming dbus-daemon would make apt-get fail.)
+# The bundle build (make bundle, and the bundle test) needs binutils (PyInstaller reads shared
+# libraries with objdump); the bundle/install tests also use xprop (x11-utils) and
+# desktop-file-validate (desktop-file-utils).
 if [ "${1:-run}" = test ]; then
-  want+=(xvfb xauth trayer imagemagick xdotool)
+  want+=(xvfb xauth trayer imagemagick xdotool x11-utils desktop-file-utils binutils)
+fi
+if [ "${1:-run}" = bundle ]; then
+  want+=(binutils)
 fi
 if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
   want+=(python3-venv python3-pip)

@@ -303,8 +303,8 @@ def test_the_minimal_pack_from_the_documentation_builds_installs_and_works(
 ) -> None:  # type: ignore[no-untyped-def]
     import re
 
-    doc = (packfactory.ROOT / "README.md").read_text(encoding="utf-8")
-    section = doc.split("## Writing a plugin pack", 1)[1]
+    doc = (packfactory.ROOT / "docs" / "packs.md").read_text(encoding="utf-8")
+    section = doc.split("## A complete example", 1)[1]
     proj = tmp_path / "hearthside-hello"
     for rel in ("pyproject.toml", "hearthside_hello/__init__.py", "hearthside_hello/skills/say-hello/SKILL.md"):
         m = re.search(rf"`{re.escape(rel)}`:\n\n```\w*\n(.*?)```", section, re.DOTALL)

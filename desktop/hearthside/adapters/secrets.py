@@ -90,7 +90,27 @@ def describe_backend() -> dict[str, object]:
         return {"ok": False, "error": str(exc), "rejected": rejected}
     cls = type(b)
     return {"ok": True, "backend": f"{cls.__module__}.{cls.__qualname__}",
-            "priority": float(cls.priority), "rejected": rejected}
+            "priority": float(cls.priority), "rejected": rejected, "locked": _is_locked(b)}
+
+
+def _is_locked(backend: Any) -> bool:
+    """Whether a Secret Service's default collection is locked, asked without an unlock prompt.
+
+    Best effort: anything but a clear "locked" answer counts as unlocked (the store itself
+    reports a locked keyring when it is used).
+    """
+    if type(backend).__module__ != "keyring.backends.SecretService":
+        return False
+    try:
+        import secretstorage
+
+        conn = secretstorage.dbus_init()
+        try:
+            return bool(secretstorage.get_default_collection(conn).is_locked())
+        finally:
+            conn.close()
+    except Exception:  # noqa: BLE001 - a diagnostic never fails on its own probe
+        return False
 
 
 class KeyringSecretStore:

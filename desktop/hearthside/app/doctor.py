@@ -15,12 +15,12 @@ import subprocess
 import sys
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from .context import AppContext
 from .display import DISPLAY_VARS, has_display
 
-CheckStatus = Literal["ok", "warn", "fail"]
+CheckStatus = Literal["ok", "warn", "fail", "info"]
 
 
 def as_status(value: object) -> CheckStatus:
@@ -32,7 +32,11 @@ def as_status(value: object) -> CheckStatus:
 
 @dataclass(frozen=True)
 class Check:
-    """One line of the doctor's report."""
+    """One line of the doctor's report.
+
+    ``status`` is ``ok``, ``warn``, ``fail`` (the command then exits 1) or ``info`` (nothing to
+    judge yet, such as a settings file that is not created until the first change).
+    """
 
     name: str
     status: CheckStatus
@@ -124,16 +128,24 @@ def check_notifications(app: AppContext) -> Check:
 
 
 def check_locations(app: AppContext) -> Check:
-    paths = app.paths.as_dict()
+    """Where everything lives; ``not_created`` names the places that do not exist yet."""
+    paths: dict[str, object] = dict(app.paths.as_dict())
     paths["soul_file"] = app.soul_path()
-    return Check("locations", "ok", "where Hearthside keeps what", dict(paths))
+    missing = [k for k, v in paths.items() if isinstance(v, (str, os.PathLike)) and not os.path.lexists(v)]
+    detail = "where Hearthside keeps what"
+    if missing:
+        detail += f" ({len(missing)} not created yet)"
+    return Check("locations", "ok", detail, {**paths, "not_created": missing})
 
 
 def check_settings(app: AppContext) -> Check:
     app.settings.get("x")
     if app.settings.error:
         return Check("settings", "warn", app.settings.error)
-    return Check("settings", "ok", f"{app.paths.settings_file}")
+    f = app.paths.settings_file
+    if not os.path.lexists(f):
+        return Check("settings", "info", f"not created yet (the defaults are used until you change a setting): {f}")
+    return Check("settings", "ok", f"{f}")
 
 
 def check_watches(app: AppContext) -> Check:
@@ -149,18 +161,38 @@ def check_packs(app: AppContext) -> Check:
     data: dict[str, object] = {"packs": [r.as_dict() for r in reports], "safe_mode": app.safe_mode}
     detail = f"{counts['ok']} loaded, {counts['failed']} failed, {counts['blocked']} blocked"
     failed = [f"{r.name}: {r.error}" for r in reports if r.status == "failed"]
+    missing = _recorded_but_missing(app, reports)
+    if missing:
+        # e.g. switched from a source install to a bundle on another Python, or the folder was lost
+        data["missing"] = missing
+        failed.append(f"{', '.join(missing)} installed before but not found here "
+                      "(run 'hearthside plugins restore' to install again)")
     if failed:
         return Check("packs", "warn", detail + "; " + "; ".join(failed[:3]), data)
     return Check("packs", "ok", detail + (" (safe mode)" if app.safe_mode else ""), data)
 
 
+def _recorded_but_missing(app: AppContext, reports: list[Any]) -> list[str]:
+    """Distributions the user installed (the record) that no pack report names any more."""
+    from ..pluginhost.host import canonical_name
+
+    present = {canonical_name(str(getattr(r, "dist", "") or "")) for r in reports}
+    return [str(e["name"]) for e in app.plugins.installer.record()
+            if canonical_name(str(e["name"])) not in present]
+
+
 def check_keyring(app: AppContext) -> Check:
     """The OS keyring for secrets: which recommended backend, or what to install/unlock (issue 5)."""
     from ..adapters.secrets import describe_backend
+    from .keyring_help import secret_service_advice
 
     info = describe_backend()
     if not info.get("ok"):
-        return Check("keyring", "fail", str(info.get("error")), info)
+        advice = secret_service_advice()
+        return Check("keyring", "fail", f"{info.get('error')}. {advice}", {**info, "advice": advice})
+    if info.get("locked"):
+        return Check("keyring", "warn", f"secrets go to {info['backend']}, but it is locked: unlock your "
+                     "keyring (log in to the desktop, or open Passwords and Keys / KWallet / KeePassXC)", info)
     return Check("keyring", "ok", f"secrets go to {info['backend']}", info)
 
 

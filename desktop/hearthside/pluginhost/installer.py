@@ -15,7 +15,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 import tempfile
 import time
 import urllib.parse
@@ -29,6 +28,7 @@ from ..adapters.locks import LockBusy, PathLock, lock_for
 from ..core.redact import is_secret_name, register_secret
 from .host import canonical_name, pack_entry_points
 from .packsenv import PacksEnv
+from .piprunner import PipRunner, default_runner, explain_wheels_only, refusal
 from .removal import RemovalError, remove_distribution
 from .specs import ENTRY_POINT_GROUP
 
@@ -127,8 +127,11 @@ def _pack_names(dist: md.Distribution) -> list[str]:
 class PackInstaller:
     """Runs pip against the packs venv under a file lock, streaming pip's output."""
 
-    def __init__(self, env: PacksEnv, record_file: Path, host_version: str) -> None:
+    def __init__(self, env: PacksEnv, record_file: Path, host_version: str,
+                 runner: PipRunner | None = None) -> None:
         self.env = env
+        #: how pip is started: the venv's pip from source, the bundled pip in a bundle
+        self.runner = runner if runner is not None else default_runner(env)
         self.record_file = Path(record_file)
         self.host_version = host_version
         self.lock_file = self.env.root / "install.lock"
@@ -153,7 +156,7 @@ class PackInstaller:
         return lock
 
     def _pip(self, args: list[str], out: OutputFn) -> tuple[int, list[str]]:
-        cmd = [sys.executable, "-m", "pip", "--python", str(self.env.python), *args]
+        cmd = self.runner.command(args)
         env = dict(os.environ)
         env.update({"PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_INPUT": "1",
                     "PYTHONNOUSERSITE": "1", "PYTHONUNBUFFERED": "1"})
@@ -219,6 +222,9 @@ class PackInstaller:
             raise InstallError(f"{spec!r} is not a package name or file; give a pack to install")
         if os.path.exists(spec):
             spec = str(Path(spec).resolve())
+        why_not = refusal(spec, self.runner.wheels_only)
+        if why_not:
+            raise InstallError(f"Cannot install this pack: {why_not}.")
         lock = self._lock(wait)
         try:
             return self._install_locked(spec, out)
@@ -239,7 +245,10 @@ class PackInstaller:
             rc, lines = self._pip(["install", "--progress-bar", "off", "-c", str(cons),
                                    "--report", str(report_path), spec], out)
             if rc != 0:
-                raise InstallError(f"pip could not install {spec!r}: {self._pip_error(lines)}")
+                why = self._pip_error(lines)
+                if self.runner.wheels_only:
+                    why = explain_wheels_only(why)
+                raise InstallError(f"pip could not install {spec!r}: {why}")
             try:
                 report = json.loads(report_path.read_text(encoding="utf-8"))
             except (OSError, ValueError):

@@ -79,7 +79,16 @@ class PacksEnv:
         return sys.path if site_str in sys.path else [*sys.path, site_str]
 
     def ensure(self) -> None:
-        """Create the venv when missing (or built for another Python) and refresh the host link."""
+        """Create the venv when missing (or built for another Python) and refresh the host link.
+
+        In a PyInstaller bundle there is no interpreter to make a venv from: the bundled pip
+        installs with ``--prefix`` into the same ``lib/pythonX.Y/site-packages`` folder, so
+        only that folder is made (and a venv a source install made earlier is used as it is).
+        """
+        if getattr(sys, "frozen", False):
+            self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
+            self.site_dir.mkdir(parents=True, exist_ok=True)
+            return
         if not (self.exists() and self.python.exists()):
             self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
             self._drop_dangling_links()
