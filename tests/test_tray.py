@@ -14,70 +14,21 @@ from pathlib import Path
 import pytest
 
 
-@pytest.fixture
-def controller(qtbot, app_context):  # type: ignore[no-untyped-def]
-    from hearthside.ui.tray import TrayController
-
-    opened: list[Path] = []
-    app_context.personas.create("Kip")
-    app_context.personas.create("Ada")
-    ctl = TrayController(app_context, opener=opened.append)
-    ctl.opened = opened  # type: ignore[attr-defined]
-    yield ctl
-    if ctl.window is not None:
-        ctl.window.close()
-
-
-def test_offscreen_has_no_tray_so_the_window_shows(controller) -> None:  # type: ignore[no-untyped-def]
-    assert controller.show() == "window"
-    w = controller.window
-    assert w.isVisible()
-    assert [w.list.item(i).text() for i in range(w.list.count())] == ["Ada", "Kip"]
-
-
-def test_window_relists_personas_when_activated(controller, app_context, qtbot) -> None:  # type: ignore[no-untyped-def]
-    controller.show()
-    w = controller.window
-    app_context.personas.create("Zed")
-    assert w.list.count() == 2
-    w.activateWindow()
-    qtbot.waitUntil(lambda: w.list.count() == 3, timeout=10_000)
-    assert [w.list.item(i).text() for i in range(3)] == ["Ada", "Kip", "Zed"]
-
-
-def test_menu_lists_personas_then_actions(controller) -> None:  # type: ignore[no-untyped-def]
-    texts = [a.text() for a in controller.menu.actions() if not a.isSeparator()]
-    assert texts == ["Personas", "Ada", "Kip", "Open persona folder", "Quit"]
-
-
-def test_menu_is_rebuilt_when_personas_change(controller, app_context) -> None:  # type: ignore[no-untyped-def]
-    app_context.personas.create("Zed")
-    controller.menu.aboutToShow.emit()
-    assert "Zed" in [a.text() for a in controller.menu.actions()]
-
-
-def test_open_persona_folder_opens_the_personas_root(controller, app_context) -> None:  # type: ignore[no-untyped-def]
-    act = next(a for a in controller.menu.actions() if a.text() == "Open persona folder")
-    act.trigger()
-    assert controller.opened == [app_context.paths.personas_dir]
-
-
-def test_persona_item_opens_its_folder(controller, app_context, qtbot) -> None:  # type: ignore[no-untyped-def]
-    next(a for a in controller.menu.actions() if a.text() == "Kip").trigger()
-    assert controller.opened == [app_context.paths.personas_dir / "Kip"]
-    controller.show()
-    item = controller.window.list.item(0)
-    controller.window.list.itemActivated.emit(item)
-    assert controller.opened[-1] == app_context.paths.personas_dir / "Ada"
-
-
 def test_missing_added_folder_is_shown_disabled(qtbot, app_context, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from hearthside.ui.app import Shell
     from hearthside.ui.tray import TrayController
 
     app_context.settings.set("persona_folders.paths", [str(tmp_path / "gone")])
-    ctl = TrayController(app_context, opener=lambda p: None)
-    act = next(a for a in ctl.menu.actions() if a.text().startswith("gone"))
-    assert not act.isEnabled() and "folder missing" in act.text()
+    shell = Shell(app_context, opener=lambda p: True)
+    ctl = TrayController(shell)
+    shell.refresh()
+    qtbot.waitUntil(lambda: shell.rows_loaded, timeout=10_000)
+    sub = next(a.menu() for a in ctl.menu.actions() if a.text().startswith("gone"))
+    assert "folder missing" in sub.title()
+    chat = next(a for a in sub.actions() if a.text() == "Chat…")
+    assert not chat.isEnabled()
+    assert next(a for a in sub.actions() if a.text() == "Open folder").isEnabled()
+    shell.bridge.close()
 
 
 def test_no_display_gives_a_sentence_not_an_abort(run_cli) -> None:  # type: ignore[no-untyped-def]

@@ -14,7 +14,7 @@ import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -100,6 +100,7 @@ class HeartbeatService:
         self._drivers: dict[str, asyncio.Task[Any]] = {}
         self._schedulers: dict[str, asyncio.Task[Any]] = {}
         self._supervisor: asyncio.Task[Any] | None = None
+        self._next: dict[str, datetime] = {}
         self.listeners: list[Callable[[HeartbeatOutcome], None]] = []
 
     # -- settings --------------------------------------------------------------------------
@@ -247,8 +248,13 @@ class HeartbeatService:
             if cfg.interval_minutes <= 0:
                 await asyncio.sleep(60)
                 continue
+            self._next[persona] = self.clock() + timedelta(minutes=cfg.interval_minutes)
             await asyncio.sleep(cfg.interval_minutes * 60)
             self.tick(persona)
+
+    def next_run(self, persona: str) -> datetime | None:
+        """When the next scheduled tick for ``persona`` is due (None when not scheduled)."""
+        return self._next.get(persona) if persona in self._schedulers else None
 
     def refresh(self) -> list[str]:
         """Schedule personas that appeared and drop ones that went away (call on the loop)."""

@@ -14,6 +14,7 @@ import importlib.metadata as md
 import json
 import os
 import re
+import signal
 import subprocess
 import tempfile
 import time
@@ -135,6 +136,7 @@ class PackInstaller:
         self.record_file = Path(record_file)
         self.host_version = host_version
         self.lock_file = self.env.root / "install.lock"
+        self._running: set[subprocess.Popen[str]] = set()
 
     # -- the lock and pip ------------------------------------------------------------------
 
@@ -166,13 +168,45 @@ class PackInstaller:
         env.pop("PIP_USER", None)
         lines: list[str] = []
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, text=True, env=env, bufsize=1)
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            line = line.rstrip("\n")
-            lines.append(line)
-            out(line)
-        return proc.wait(), lines
+                                stdin=subprocess.DEVNULL, text=True, env=env, bufsize=1,
+                                start_new_session=hasattr(os, "killpg"))
+        self._running.add(proc)
+        try:
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                line = line.rstrip("\n")
+                lines.append(line)
+                out(line)
+            return proc.wait(), lines
+        except BaseException:  # Ctrl-C: pip runs in its own session, so stop it here
+            self._signal(proc, signal.SIGTERM)
+            raise
+        finally:
+            self._running.discard(proc)
+
+    def cancel_running(self, grace: float = 2.0) -> None:
+        """Stop a running pip (Quit during an install): terminate, then kill after ``grace`` s.
+
+        The install record is written only after pip succeeded, so a stopped install is not
+        recorded as installed (``plugins restore`` can redo it)."""
+        for proc in list(self._running):
+            self._signal(proc, signal.SIGTERM)
+        for proc in list(self._running):
+            try:
+                proc.wait(grace)
+            except subprocess.TimeoutExpired:
+                self._signal(proc, getattr(signal, "SIGKILL", signal.SIGTERM))
+
+    @staticmethod
+    def _signal(proc: subprocess.Popen[str], sig: int) -> None:
+        """Signal pip and the build processes it started (its own session), else pip alone."""
+        try:
+            if hasattr(os, "killpg"):
+                os.killpg(proc.pid, sig)
+            else:
+                proc.terminate()
+        except ProcessLookupError:
+            pass
 
     @staticmethod
     def _pip_error(lines: list[str]) -> str:

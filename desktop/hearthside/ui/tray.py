@@ -1,20 +1,22 @@
-"""The tray icon (or, without a system tray, a small window) with the everyday actions.
+"""The tray icon and its menu, and the main window that carries the same actions.
 
-It lists the personas found, opens a persona folder in the file manager, and quits. Everything
-it shows comes from the app's services; nothing here decides anything.
+The icon shows the app's state at a glance without changing size: normal, *needs review*
+(a red badge with the number of files waiting), paused (grey, with pause bars) and error (an
+amber "!"). The menu is rebuilt from the shell's state when it is about to show, so it is
+always current; nothing here decides anything or reads a file.
 """
 
 from __future__ import annotations
 
-import os
-import sys
-from collections.abc import Callable
-from pathlib import Path
+from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, Qt, QUrl
-from PySide6.QtGui import QAction, QDesktopServices
+from PySide6.QtCore import QEvent, Qt, QTimer
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QApplication,
+    QCheckBox,
+    QGridLayout,
+    QHBoxLayout,
     QLabel,
     QListWidget,
     QListWidgetItem,
@@ -25,148 +27,285 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..app.alerts import Notice
 from ..app.context import AppContext
-from ..app.personas import PersonaInfo
 from .icon import hearth_icon
 
-Opener = Callable[[Path], None]
+if TYPE_CHECKING:
+    from ..app.lifecycle import PersonaRow
+    from .app import Shell
 
-
-def open_in_file_manager(path: Path) -> None:
-    """Show ``path`` in the desktop's file manager."""
-    QDesktopServices.openUrl(QUrl.fromLocalFile(str(path)))
-
-
-def persona_label(info: PersonaInfo) -> str:
-    """A persona as the tray and the window list it: its name, and whether its folder is gone."""
-    return info.name if info.exists else f"{info.name} (folder missing)"
+FIRST_PERSONA = "Create your first persona…"
 
 
 class TrayController:
-    """Builds the tray menu (or fallback window) from the persona service."""
+    """The tray icon (or, without a system tray, the main window) for one :class:`Shell`."""
 
-    def __init__(self, app: AppContext, opener: Opener = open_in_file_manager) -> None:
-        self.app = app
-        self.opener = opener
+    def __init__(self, shell: Shell) -> None:
+        self.shell = shell
+        shell.tray = self
         self.tray: QSystemTrayIcon | None = None
         self.window: QWidget | None = None
         self.menu = QMenu()
-        self.menu.aboutToShow.connect(self.rebuild_menu)
+        self.menu.setAccessibleName("Hearthside menu")
+        self.menu.aboutToShow.connect(self._about_to_show)
+        self.menu.aboutToHide.connect(lambda: QTimer.singleShot(0, self.update))
+        self.last_notice: Notice | None = None
+        self._icon_key: tuple[str, int] | None = None
+        self._menu_sig: tuple[object, ...] | None = None
+        shell.state_changed.connect(self.update)
         self.rebuild_menu()
 
-    # --- actions -------------------------------------------------------------------------
-    def open_personas_root(self) -> None:
-        root = self.app.paths.personas_dir
-        root.mkdir(parents=True, exist_ok=True)
-        self.opener(root)
-
-    def open_persona(self, path: Path) -> None:
-        self.opener(path)
-
-    def quit(self) -> None:
-        if self.tray is not None:
-            self.tray.hide()
-        QApplication.quit()
-
     # --- views ---------------------------------------------------------------------------
-    def rebuild_menu(self) -> None:
-        self.menu.clear()
-        personas = self.app.personas.list()
-        title = QAction("Personas" if personas else "No personas yet", self.menu)
-        title.setEnabled(False)
-        self.menu.addAction(title)
-        for info in personas:
-            act = QAction(persona_label(info), self.menu)
-            act.setEnabled(info.exists)
-            act.triggered.connect(lambda _=False, p=info.path: self.open_persona(p))
-            self.menu.addAction(act)
-        self.menu.addSeparator()
-        self.menu.addAction("Open persona folder", self.open_personas_root)
-        self.menu.addSeparator()
-        self.menu.addAction("Quit", self.quit)
+    def _about_to_show(self) -> None:
+        self.rebuild_menu(force=False)
+        self.shell.refresh()  # fresh rows rebuild the menu again when they arrive
+
+    def _signature(self) -> tuple[object, ...]:
+        s = self.shell
+        return (tuple(s.rows), s.rows_loaded, len(s.waiting()), s.unread, s.autostart_on)
+
+    def rebuild_menu(self, force: bool = True) -> None:
+        """Build the menu from the shell's state; ``force=False`` skips it when nothing changed
+        (rebuilding an open menu would drop the entry the user's keyboard is on)."""
+        sig = self._signature()
+        if not force and sig == self._menu_sig:
+            return
+        self._menu_sig = sig
+        m = self.menu
+        m.clear()
+        shell = self.shell
+        rows = shell.rows
+        if not shell.rows_loaded:
+            m.addAction(self._info("Starting…"))
+        for r in rows:
+            m.addMenu(self._persona_menu(r))
+        if rows:
+            m.addSeparator()
+            m.addAction("New persona…", shell.show_welcome)
+        elif shell.rows_loaded:
+            m.addAction(FIRST_PERSONA, shell.show_welcome)
+        count = len(shell.waiting())
+        m.addAction(f"Review changes ({count})…" if count else "Review changes…", lambda: shell.show_review())
+        m.addAction("Notifications…" if not shell.unread else f"Notifications ({shell.unread} new)…",
+                    shell.show_notifications)
+        m.addAction("Settings…", shell.show_settings)
+        m.addSeparator()
+        login = QAction("Start at login", m)
+        login.setCheckable(True)
+        login.setChecked(shell.autostart_on)
+        login.toggled.connect(shell.set_autostart)
+        m.addAction(login)
+        m.addAction("About / Diagnostics", shell.show_about)
+        m.addSeparator()
+        m.addAction("Quit", shell.quit)
+
+    def _info(self, text: str) -> QAction:
+        act = QAction(text, self.menu)
+        act.setEnabled(False)
+        return act
+
+    def _persona_menu(self, r: PersonaRow) -> QMenu:
+        from .app import status_line
+
+        shell = self.shell
+        title = r.name
+        if not r.exists:
+            title += " (folder missing)"
+        elif r.waiting:
+            title += f" ({r.waiting} to review)"
+        elif r.paused:
+            title += " (paused)"
+        sub = QMenu(title, self.menu)
+        sub.addAction(self._info(status_line(r).capitalize()))
+        sub.addSeparator()
+        acts = [
+            sub.addAction("Chat…", lambda n=r.name: shell.show_chat(n)),
+            sub.addAction("Check in now", lambda n=r.name: shell.check_in_now(n)),
+            sub.addAction("Resume check-ins" if r.paused else "Pause check-ins",
+                          lambda n=r.name, p=r.paused: shell.set_paused(n, not p)),
+            sub.addAction(f"Review changes ({r.waiting})…", lambda n=r.name: shell.show_review(n)),
+        ]
+        for a in acts[:3]:
+            a.setEnabled(r.exists)
+        sub.addAction("Open folder", lambda p=r.path: shell.open_folder(p))
+        return sub
+
+    def update(self) -> None:
+        """Icon, tooltip and (when open) the menu follow the shell's state."""
+        state, count = self.shell.icon_state()
+        if self.tray is not None:
+            if self._icon_key != (state, count):
+                self._icon_key = (state, count)
+                self.tray.setIcon(hearth_icon(state=state, count=count))
+            tip = self.shell.tooltip()
+            # Setting the tooltip closes an open menu on XEmbed trays: wait until it is closed.
+            if tip != self.tray.toolTip() and not self.menu.isVisible():
+                self.tray.setToolTip(tip)
+        self.rebuild_menu(force=False)
 
     def show(self) -> str:
-        """Show the tray icon when the desktop has a tray, else the small window."""
+        """Show the tray icon when the desktop has a tray, else the main window."""
         if QSystemTrayIcon.isSystemTrayAvailable():
             self.tray = QSystemTrayIcon(hearth_icon(), QApplication.instance())
-            self.tray.setToolTip("Hearthside")
             self.tray.setContextMenu(self.menu)
             self.tray.activated.connect(self._on_activated)
+            self.tray.messageClicked.connect(lambda: self.shell.open_notice(self.last_notice))
             self.tray.show()
+            self.update()
             return "tray"
-        self.window = FallbackWindow(self)
-        self.window.show()
+        self.window = self.shell.show_main()
         return "window"
+
+    def hide(self) -> None:
+        if self.tray is not None:
+            self.tray.hide()
+
+    def show_message(self, notice: Notice) -> None:
+        assert self.tray is not None
+        self.last_notice = notice
+        self.tray.showMessage(notice.title, notice.body, hearth_icon(), 10_000)
 
     def _on_activated(self, reason: QSystemTrayIcon.ActivationReason) -> None:
         if reason == QSystemTrayIcon.ActivationReason.Trigger and self.tray is not None:
             self.menu.popup(self.tray.geometry().center())
 
 
-class FallbackWindow(QWidget):
-    """The same actions as the tray menu, for desktops without a system tray."""
+class MainWindow(QWidget):
+    """The same actions as the tray menu, in a window (no tray, or a second launch)."""
 
-    def __init__(self, controller: TrayController) -> None:
+    def __init__(self, shell: Shell) -> None:
         super().__init__()
-        self.controller = controller
+        self.shell = shell
         self.setWindowTitle("Hearthside")
         self.setWindowIcon(hearth_icon())
         layout = QVBoxLayout(self)
-        layout.addWidget(QLabel("Your personas"))
+        self.status = QLabel()
+        self.status.setWordWrap(True)
+        self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        layout.addWidget(self.status)
+        title = QLabel("Your personas")
+        layout.addWidget(title)
         self.list = QListWidget()
-        self.list.itemActivated.connect(self._open_item)
+        self.list.setAccessibleName("Personas")
+        title.setBuddy(self.list)
+        self.list.itemActivated.connect(lambda _i: self._chat())
+        self.list.currentRowChanged.connect(lambda _r: self._update_buttons())
         layout.addWidget(self.list)
-        open_btn = QPushButton("Open persona folder")
-        open_btn.clicked.connect(controller.open_personas_root)
-        layout.addWidget(open_btn)
-        quit_btn = QPushButton("Quit")
-        quit_btn.clicked.connect(controller.quit)
-        layout.addWidget(quit_btn)
+        per = QGridLayout()
+        self.chat_btn = self._button("Chat…", self._chat)
+        self.check_btn = self._button("Check in now", lambda: self._with(self.shell.check_in_now))
+        self.pause_btn = self._button("Pause check-ins", self._toggle_pause)
+        self.review_btn = self._button("Review changes…", lambda: self._with(self.shell.show_review))
+        self.folder_btn = self._button("Open folder", lambda: self._with_row(lambda r: self.shell.open_folder(r.path)))
+        for i, b in enumerate((self.chat_btn, self.check_btn, self.pause_btn, self.review_btn, self.folder_btn)):
+            per.addWidget(b, i // 3, i % 3)
+        layout.addLayout(per)
+        general = QHBoxLayout()
+        self.new_btn = self._button("New persona…", shell.show_welcome)
+        self.all_review_btn = self._button("Review changes…", lambda: shell.show_review())
+        self.notes_btn = self._button("Notifications…", shell.show_notifications)
+        self.settings_btn = self._button("Settings…", shell.show_settings)
+        for b in (self.new_btn, self.all_review_btn, self.notes_btn, self.settings_btn):
+            general.addWidget(b)
+        layout.addLayout(general)
+        bottom = QHBoxLayout()
+        self.login = QCheckBox("Start at login")
+        self.login.setAccessibleName("Start at login")
+        self.login.clicked.connect(lambda on: shell.set_autostart(bool(on)))
+        bottom.addWidget(self.login)
+        bottom.addStretch(1)
+        self.about_btn = self._button("About / Diagnostics", shell.show_about)
+        self.quit_btn = self._button("Quit", shell.quit)
+        bottom.addWidget(self.about_btn)
+        bottom.addWidget(self.quit_btn)
+        layout.addLayout(bottom)
+        shell.state_changed.connect(self.refresh)
         self.refresh()
-        self.resize(320, 360)
+        self.resize(560, 420)
+
+    def _button(self, text: str, slot: object) -> QPushButton:
+        b = QPushButton(text)
+        b.setAccessibleName(text.rstrip("…"))
+        b.clicked.connect(lambda _=False: slot())  # type: ignore[operator]
+        return b
+
+    def selected(self) -> PersonaRow | None:
+        item = self.list.currentItem()
+        return self.shell.row(item.data(Qt.ItemDataRole.UserRole)) if item is not None else None
+
+    def _with_row(self, fn: object) -> None:
+        r = self.selected()
+        if r is not None:
+            fn(r)  # type: ignore[operator]
+
+    def _with(self, fn: object) -> None:
+        self._with_row(lambda r: fn(r.name))  # type: ignore[operator]
+
+    def _chat(self) -> None:
+        self._with(self.shell.show_chat)
+
+    def _toggle_pause(self) -> None:
+        self._with_row(lambda r: self.shell.set_paused(r.name, not r.paused))
 
     def changeEvent(self, event: QEvent) -> None:
-        """Re-list personas when the user comes back to the window (they may have added one)."""
+        """Re-read the personas when the user comes back to the window (they may have added one)."""
         if event.type() == QEvent.Type.ActivationChange and self.isActiveWindow():
-            self.refresh()
+            self.shell.refresh()
         super().changeEvent(event)
 
+    def closeEvent(self, event: QEvent) -> None:  # type: ignore[override]
+        """Without a tray this window is the app: closing it quits (with a tray it only hides)."""
+        if (self.shell.tray is None or self.shell.tray.tray is None) and not self.shell.quitting:
+            self.shell.quit()
+        super().closeEvent(event)  # type: ignore[arg-type]
+
     def refresh(self) -> None:
+        from .app import status_line
+
+        shell = self.shell
+        current = self.list.currentItem()
+        keep = current.data(Qt.ItemDataRole.UserRole) if current is not None else None
         self.list.clear()
-        for info in self.controller.app.personas.list():
-            item = QListWidgetItem(persona_label(info))
-            item.setData(Qt.ItemDataRole.UserRole, str(info.path))
+        for r in shell.rows:
+            label = r.name if r.exists else f"{r.name} (folder missing)"
+            item = QListWidgetItem(f"{label} — {status_line(r)}")
+            item.setData(Qt.ItemDataRole.UserRole, r.name)
             self.list.addItem(item)
+            if r.name == keep:
+                self.list.setCurrentItem(item)
+        if self.list.currentItem() is None and self.list.count():
+            self.list.setCurrentRow(0)
+        waiting = len(shell.waiting())
+        parts = []
+        if not shell.rows_loaded:
+            parts.append("Starting…")
+        elif not shell.rows:
+            parts.append("No personas yet: press “Create your first persona…”.")
+        if waiting:
+            parts.append(f"{waiting} file(s) changed and wait for review.")
+        if shell.unread:
+            parts.append(f"{shell.unread} new notification(s).")
+        parts += [f"Problem: {e}" for e in list(shell.errors.values())[:3]]
+        self.status.setText(" ".join(parts) or "All quiet.")
+        self.new_btn.setText("New persona…" if shell.rows or not shell.rows_loaded else FIRST_PERSONA)
+        self.all_review_btn.setText(f"Review changes ({waiting})…" if waiting else "Review changes…")
+        self.notes_btn.setText(f"Notifications ({shell.unread} new)…" if shell.unread else "Notifications…")
+        self.login.setChecked(shell.autostart_on)
+        self._update_buttons()
 
-    def _open_item(self, item: QListWidgetItem) -> None:
-        self.controller.open_persona(Path(item.data(Qt.ItemDataRole.UserRole)))
-
-
-def display_problem() -> str:
-    """A sentence when Qt has no screen to use (it would abort the process), else ""."""
-    if sys.platform.startswith("linux") and not os.environ.get("QT_QPA_PLATFORM"):
-        if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
-            return (
-                "There is no graphical display here (DISPLAY and WAYLAND_DISPLAY are unset). "
-                "Run 'hearthside --headless' to keep watching and checking in without a window."
-            )
-    return ""
+    def _update_buttons(self) -> None:
+        r = self.selected()
+        for b in (self.chat_btn, self.check_btn, self.pause_btn):
+            b.setEnabled(r is not None and r.exists)
+        self.review_btn.setEnabled(r is not None)
+        self.folder_btn.setEnabled(r is not None)
+        self.pause_btn.setText("Resume check-ins" if r is not None and r.paused else "Pause check-ins")
+        self.review_btn.setText(f"Review changes ({r.waiting})…" if r is not None else "Review changes…")
 
 
 def run_tray(app: AppContext) -> int:
-    """Start the Qt event loop with the tray (or window); returns the exit code."""
-    problem = display_problem()
-    if problem:
-        print(f"hearthside: {problem}", file=sys.stderr)
-        return 1
-    qapp = QApplication.instance() or QApplication(sys.argv[:1])
-    qapp.setApplicationName("Hearthside")
-    qapp.setDesktopFileName("hearthside")
-    qapp.setQuitOnLastWindowClosed(False)
-    qapp.setWindowIcon(hearth_icon())
-    controller = TrayController(app)
-    mode = controller.show()
-    if mode == "window" and controller.window is not None:
-        qapp.setQuitOnLastWindowClosed(True)
-    qapp._hearthside_controller = controller  # type: ignore[attr-defined]  # keep alive
-    return int(qapp.exec())
+    """The CLI's entry point for the tray (see :func:`hearthside.ui.app.run_app`)."""
+    from .app import run_app
+
+    return run_app(app)

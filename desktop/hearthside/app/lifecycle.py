@@ -1,0 +1,278 @@
+"""One lifecycle for every front end: start the services, keep them running, stop them all.
+
+The tray and ``hearthside --headless`` both run on :class:`Lifecycle`: it loads plugin packs,
+starts drift watching, connects MCP servers and schedules check-ins, and routes what the
+user should hear about (drift changes, check-in alerts) through one :class:`AlertBatcher`.
+A failing step is reported as a sentence and the others still start: no watcher is better
+than no app, and a dead MCP server must not stop check-ins.
+
+``stop()`` is bounded (5 s in all): running check-ins are cancelled on the runtime loop, MCP
+sessions closed, watchers stopped, a running pack install terminated, and the runtime thread
+joined. Nothing is half-written: history and settings writes are atomic and only happen
+between awaits, which cancellation cannot split.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from .alerts import AlertBatcher, DriftAlerts, Notice, QueuedNotifier
+from .notify import default_notifier
+
+log = logging.getLogger(__name__)
+
+#: Quit finishes within this many seconds, whatever is running.
+STOP_BUDGET = 5.0
+#: MCP servers get this long to connect at start before the app stops waiting (they keep trying).
+CONNECT_WAIT = 30.0
+
+@dataclass(frozen=True)
+class PersonaRow:
+    """What the tray shows for one persona (read on a worker thread, shown on the Qt thread)."""
+
+    name: str
+    path: str
+    exists: bool
+    paused: bool
+    interval_minutes: float
+    next_run: datetime | None
+    waiting: int
+    last_status: str = ""
+    last_reason: str = ""
+
+
+ShowFn = Callable[[Notice], bool]
+ErrorFn = Callable[[str], None]
+
+
+def _default_show() -> ShowFn:
+    notifier = default_notifier()
+    return lambda notice: notifier.notify(notice.title, notice.body)
+
+
+class Lifecycle:
+    """Starts and stops the app's services; the front end supplies how notices are shown."""
+
+    def __init__(self, app: Any, show: ShowFn | None = None, on_error: ErrorFn | None = None,
+                 on_outcome: Callable[[Any], None] | None = None,
+                 on_drift: Callable[[Any], None] | None = None,
+                 on_mcp_status: Callable[[Any], None] | None = None) -> None:
+        self.app = app
+        self.show = show or _default_show()
+        self.on_error = on_error or (lambda msg: log.warning("%s", msg))
+        self.on_outcome = on_outcome
+        self.on_drift = on_drift
+        self.on_mcp_status = on_mcp_status
+        self.batcher = AlertBatcher(self._deliver)
+        self.drift_alerts = DriftAlerts(self.batcher)
+        self.problems: list[str] = []
+        self.started = threading.Event()
+        self.stopping = threading.Event()
+        self._unsubscribe: Callable[[], None] | None = None
+        self._mcp_future: concurrent.futures.Future[Any] | None = None
+        self._stopped = False
+        self.last_outcome: dict[str, Any] = {}
+
+    # --- start -------------------------------------------------------------------------
+    def start(self) -> list[str]:
+        """Start every service (blocking; call off the Qt thread). Returns the problems met."""
+        app = self.app
+        self._step("plugin packs were not loaded", app.plugins.load)
+        runtime = app.runtime
+        runtime.loop.call_soon_threadsafe(runtime.loop.set_exception_handler, self._loop_error)
+        self._step("file watching is unavailable", self._start_drift)
+        hb = app.heartbeat
+        hb.notifier = QueuedNotifier(self.batcher)
+        hb.listeners.append(self._outcome)
+        self._step("MCP servers were not connected", self._start_mcp)
+        if self.stopping.is_set():
+            return self.problems
+        names = self._step("check-ins were not scheduled", lambda: runtime.run(hb.start(), timeout=30))
+        log.info("check-ins scheduled for %s", ", ".join(names or []) or "no personas")
+        self.started.set()
+        return self.problems
+
+    def _step(self, what: str, fn: Callable[[], Any]) -> Any:
+        try:
+            return fn()
+        except Exception as exc:  # noqa: BLE001 - one service failing must not stop the others
+            msg = f"{what}: {exc or type(exc).__name__}"
+            log.warning("%s", msg)
+            self.problems.append(msg)
+            self.on_error(msg)
+            return None
+
+    def _start_drift(self) -> None:
+        drift = self.app.drift
+        drift.start()
+
+        def on_event(ev: Any) -> None:
+            self.drift_alerts.on_event(ev)
+            if self.on_drift is not None:
+                self.on_drift(ev)
+
+        self._unsubscribe = drift.subscribe(on_event)
+        self.drift_alerts.seed(drift.status())
+
+    def _start_mcp(self) -> None:
+        mcp = self.app.mcp
+        if self.on_mcp_status is not None:
+            mcp.on_status = self.on_mcp_status
+        if not mcp.servers():
+            return
+        # Connect in the background: a slow server must not hold the tray (or check-ins) back.
+        self._mcp_future = self.app.runtime.submit(mcp.connect_all())
+        self._mcp_future.add_done_callback(self._mcp_done)
+
+    def _mcp_done(self, fut: concurrent.futures.Future[Any]) -> None:
+        if fut.cancelled():
+            return
+        exc = fut.exception()
+        if exc is not None and not self.stopping.is_set():
+            self.on_error(f"MCP servers were not connected: {exc}")
+
+    def wait_for_mcp(self, timeout: float = CONNECT_WAIT) -> None:
+        """Wait until the first connect of every MCP server finished (headless start, tests)."""
+        if self._mcp_future is not None:
+            try:
+                self._mcp_future.result(timeout)
+            except Exception as exc:  # noqa: BLE001 - the user is told by _mcp_done
+                log.info("MCP connect finished with %s", exc)
+
+    def _loop_error(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        """An exception nobody awaited on the runtime loop: tell the user, keep running."""
+        exc = context.get("exception")
+        msg = context.get("message") or "a background task failed"
+        if isinstance(exc, asyncio.CancelledError):
+            return
+        text = f"{msg}: {exc}" if exc is not None else str(msg)
+        log.error("runtime: %s", text, exc_info=exc)
+        if not self.stopping.is_set():
+            self.on_error(text)
+
+    def _outcome(self, out: Any) -> None:
+        if out.status != "skipped":
+            self.last_outcome[out.persona] = out
+        if self.on_outcome is not None:
+            self.on_outcome(out)
+
+    def snapshot(self) -> list[PersonaRow]:
+        """Every persona with its check-in and drift state (file reads: call off the Qt thread)."""
+        app = self.app
+        app.settings.reload()
+        hb = app.heartbeat
+        rows = []
+        for info in app.personas.list():
+            cfg = hb.settings_for(info.name)
+            last = self.last_outcome.get(info.name)
+            rows.append(PersonaRow(
+                info.name, str(info.path), info.exists, cfg.paused, cfg.interval_minutes,
+                self.next_check_in(info.name), self.drift_alerts.waiting_for(info.name),
+                last.status if last else "", last.reason if last else ""))
+        return rows
+
+    # --- notices -------------------------------------------------------------------------
+    def _deliver(self, notice: Notice) -> None:
+        """Runs on the batcher thread: record drift notices in the history, then show."""
+        history = self.app.notifications
+        for a in notice.alerts:
+            if a.kind == "drift":
+                try:
+                    history.append(a.persona or "your soul", a.text, "notified")
+                except Exception as exc:  # noqa: BLE001
+                    log.warning("notification history not written: %s", exc)
+        self.show(notice)
+
+    # --- intents -------------------------------------------------------------------------
+    def check_in_now(self, persona: str) -> concurrent.futures.Future[Any]:
+        return self.app.runtime.submit(self.app.heartbeat.run(persona))
+
+    def set_paused(self, persona: str, paused: bool) -> None:
+        self.app.heartbeat.set_paused(persona, paused)
+
+    def next_check_in(self, persona: str) -> datetime | None:
+        getter = getattr(self.app.heartbeat, "next_run", None)
+        return getter(persona) if callable(getter) else None
+
+    # --- stop ----------------------------------------------------------------------------
+    def stop(self, budget: float = STOP_BUDGET) -> list[str]:
+        """Stop everything within ``budget`` seconds; returns what did not stop cleanly."""
+        if self._stopped:
+            return []
+        self._stopped = True
+        self.stopping.set()
+        deadline = time.monotonic() + budget
+        left: list[str] = []
+
+        def remaining(share: float = 1.0) -> float:
+            return max(0.1, (deadline - time.monotonic()) * share)
+
+        self.batcher.close()
+        installer = getattr(getattr(self.app, "__dict__", {}).get("plugins"), "installer", None)
+        cancel = getattr(installer, "cancel_running", None)
+        if callable(cancel):
+            try:
+                cancel()
+            except Exception as exc:  # noqa: BLE001
+                left.append(f"pack install: {exc}")
+        rt = self.app.__dict__.get("runtime")
+        if rt is not None and not rt.loop.is_running():
+            rt = None  # already stopped (another front end on the same app)
+        if self._mcp_future is not None:
+            self._mcp_future.cancel()
+        if rt is not None and "heartbeat" in self.app.__dict__:
+            try:
+                rt.run(self.app.heartbeat.stop(), timeout=remaining(0.4))
+            except Exception as exc:  # noqa: BLE001
+                left.append(f"check-ins: {exc or type(exc).__name__}")
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+        if "drift" in self.app.__dict__:
+            try:
+                self.app.drift.stop()
+            except Exception as exc:  # noqa: BLE001
+                left.append(f"watchers: {exc}")
+        if rt is not None and "mcp" in self.app.__dict__:
+            try:
+                rt.run(self.app.mcp.close(), timeout=remaining(0.6))
+            except Exception as exc:  # noqa: BLE001
+                left.append(f"MCP sessions: {exc or type(exc).__name__}")
+        if rt is not None:
+            rt.stop(timeout=remaining())
+        for item in left:
+            log.warning("not stopped cleanly: %s", item)
+        return left
+
+
+def recover_settings(app: Any) -> str:
+    """At start: a settings.toml that cannot be read is moved aside and defaults are used.
+
+    Returns a sentence for the user ("" when the settings were fine). Without this the broken
+    file would be kept only at the next save, and every start would warn again.
+    """
+    from ..adapters.atomicfile import keep_backup
+
+    settings = app.settings
+    settings.all()
+    if not settings.error:
+        return ""
+    why = settings.error
+    path = settings.path
+    try:
+        backup = keep_backup(path)
+    except FileNotFoundError:
+        return why
+    except OSError as exc:
+        return f"{why} It could not be moved aside either ({exc.strerror or exc})."
+    settings.reload()
+    log.warning("settings.toml was unreadable; kept it as %s and started with defaults", backup)
+    return (f"Your settings file could not be read, so Hearthside started with default settings. "
+            f"The broken file was kept as {backup} so nothing is lost. ({why})")

@@ -1,0 +1,69 @@
+"""Small dialogs every window uses: a message with a path and *Copy path*, and plain notes.
+
+They never block the event loop (``show()``, not ``exec()``), the text is selectable so people
+can copy errors, Escape closes them and the default button takes Enter.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QApplication,
+    QDialog,
+    QDialogButtonBox,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from .icon import hearth_icon
+
+
+class MessageDialog(QDialog):
+    """A non-modal note: a title, one or more sentences, optionally a path with *Copy path*."""
+
+    def __init__(self, title: str, text: str, path: str = "", parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(title)
+        self.setWindowIcon(hearth_icon())
+        self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        layout = QVBoxLayout(self)
+        self.label = QLabel(text)
+        self.label.setWordWrap(True)
+        self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse
+                                           | Qt.TextInteractionFlag.TextSelectableByKeyboard)
+        self.label.setAccessibleName("message")
+        layout.addWidget(self.label)
+        self.path_field: QLineEdit | None = None
+        buttons = QDialogButtonBox()
+        if path:
+            self.path_field = QLineEdit(path)
+            self.path_field.setReadOnly(True)
+            self.path_field.setAccessibleName("path")
+            layout.addWidget(self.path_field)
+            copy = QPushButton("Copy path")
+            copy.setAccessibleName("Copy path")
+            copy.clicked.connect(self.copy_path)
+            buttons.addButton(copy, QDialogButtonBox.ButtonRole.ActionRole)
+            self.copy_button = copy
+        close = buttons.addButton(QDialogButtonBox.StandardButton.Close)
+        close.setDefault(True)
+        close.setAccessibleName("Close")
+        buttons.rejected.connect(self.close)
+        close.clicked.connect(self.close)
+        layout.addWidget(buttons)
+        self.setMinimumWidth(420)
+
+    def copy_path(self) -> None:
+        if self.path_field is not None:
+            QApplication.clipboard().setText(self.path_field.text())
+
+
+def show_message(title: str, text: str, path: str = "", parent: QWidget | None = None) -> MessageDialog:
+    dlg = MessageDialog(title, text, path, parent)
+    dlg.show()
+    dlg.raise_()
+    dlg.activateWindow()
+    return dlg

@@ -1,0 +1,550 @@
+"""The tray app offscreen (pytest-qt): the lifecycle running, every menu action, the windows,
+notifications, single instance, start at login, and the bad inputs of issue 11 that are the
+tray's."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from drift_helpers import atomic_save
+from fakemodel import FakeModel
+from personas import make_persona
+
+
+class Recorder:
+    """Stands in for the desktop's file opener and records what was asked."""
+
+    def __init__(self, ok: bool = True) -> None:
+        self.ok = ok
+        self.opened: list[Path] = []
+
+    def __call__(self, path: Path) -> bool:
+        self.opened.append(path)
+        return self.ok
+
+
+def _actions(menu: Any) -> list[str]:
+    return [a.text() for a in menu.actions() if not a.isSeparator()]
+
+
+def _action(menu: Any, text: str) -> Any:
+    return next(a for a in menu.actions() if a.text() == text)
+
+
+def _submenu(menu: Any, persona: str) -> Any:
+    return next(a.menu() for a in menu.actions() if a.menu() is not None and a.text().startswith(persona))
+
+
+def _dialog_texts(shell: Any) -> list[str]:
+    out = []
+    for d in shell.dialogs:
+        label = getattr(d, "label", None)
+        try:
+            out.append(d.windowTitle() + ": " + (label.text() if label is not None else ""))
+        except RuntimeError:  # closed and deleted
+            continue
+    return out
+
+
+@pytest.fixture
+def make_shell(qtbot, app_context) -> Iterator[Any]:  # type: ignore[no-untyped-def]
+    from hearthside.ui.app import Shell
+    from hearthside.ui.tray import TrayController
+
+    made: list[Any] = []
+
+    def make(start: bool = True, opener: Recorder | None = None, app: Any = None) -> Any:
+        shell = Shell(app or app_context, opener=opener or Recorder())
+        shell.exit = lambda: setattr(shell, "exited", True)
+        tray = TrayController(shell)
+        shell.opened = shell.opener  # type: ignore[attr-defined]
+        made.append((shell, tray))
+        if start:
+            shell.start()
+            qtbot.waitUntil(lambda: shell.started and shell.rows_loaded, timeout=30_000)
+        return shell
+
+    yield make
+    for shell, tray in made:
+        shell.quitting = True
+        for w in list(shell.windows.values()):
+            w.close()
+        shell.lifecycle.stop()
+        shell.bridge.close()
+
+
+@pytest.fixture
+def two_personas(app_context) -> None:  # type: ignore[no-untyped-def]
+    make_persona(app_context, "Kip")
+    make_persona(app_context, "Ada")
+
+
+# --- the menu ---------------------------------------------------------------------------
+
+def test_menu_has_a_submenu_per_persona_then_the_app_actions(make_shell, two_personas) -> None:  # type: ignore[no-untyped-def]
+    shell = make_shell()
+    menu = shell.tray.menu
+    menu.aboutToShow.emit()
+    assert _actions(menu) == ["Ada", "Kip", "New persona…", "Review changes…", "Notifications…", "Settings…",
+                              "Start at login", "About / Diagnostics", "Quit"]
+    sub = _submenu(menu, "Kip")
+    texts = _actions(sub)
+    assert texts[0].startswith("Next check-in") and "no changes waiting" in texts[0]
+    assert not sub.actions()[0].isEnabled()  # the status row is information, not an action
+    assert texts[1:] == ["Chat…", "Check in now", "Pause check-ins", "Review changes (0)…", "Open folder"]
+    assert _action(menu, "Start at login").isCheckable() and not _action(menu, "Start at login").isChecked()
+
+
+def test_no_personas_offers_create_your_first_persona_which_creates_one(make_shell, app_context, qtbot) -> None:  # type: ignore[no-untyped-def]
+    shell = make_shell()
+    menu = shell.tray.menu
+    assert "Create your first persona…" in _actions(menu)
+    assert "New persona…" not in _actions(menu)
+    _action(menu, "Create your first persona…").trigger()
+    dlg = shell.dialogs[-1]
+    assert dlg.isVisible()
+    dlg.setTextValue("Wren")
+    dlg.accept()
+    qtbot.waitUntil(lambda: [r.name for r in shell.rows] == ["Wren"], timeout=10_000)
+    assert (app_context.paths.personas_dir / "Wren" / "SOUL.md").is_file()
+    assert any(t.startswith("Persona created") for t in _dialog_texts(shell))
+    assert "New persona…" in _actions(menu)
+
+
+def test_open_folder_opens_it_or_says_where_it_is_with_copy_path(make_shell, two_personas, app_context, qtbot) -> None:  # type: ignore[no-untyped-def]
+    shell = make_shell()
+    _action(_submenu(shell.tray.menu, "Kip"), "Open folder").trigger()
+    assert shell.opened.opened == [app_context.paths.personas_dir / "Kip"]
+    assert shell.dialogs == []
+    shell.opener.ok = False  # the desktop has no launcher for folders
+    _action(_submenu(shell.tray.menu, "Ada"), "Open folder").trigger()
+    dlg = shell.dialogs[-1]
+    assert dlg.isVisible() and "could not open" in dlg.label.text()
+    assert dlg.path_field.text() == str(app_context.paths.personas_dir / "Ada")
+    dlg.copy_button.click()
+    from PySide6.QtWidgets import QApplication
+
+    assert QApplication.clipboard().text() == str(app_context.paths.personas_dir / "Ada")
+
+
+def test_pause_and_resume_check_ins_from_the_menu(make_shell, two_personas, app_context, qtbot) -> None:  # type: ignore[no-untyped-def]
+    shell = make_shell()
+    _action(_submenu(shell.tray.menu, "Kip"), "Pause check-ins").trigger()
+    qtbot.waitUntil(lambda: shell.row("Kip").paused, timeout=10_000)
+    app_context.settings.reload()
+    assert app_context.settings.get("personas.Kip.paused") is True
+    sub = _submenu(shell.tray.menu, "Kip")
+    assert "Resume check-ins" in _actions(sub) and "Check-ins paused" in _actions(sub)[0]
+    _action(_submenu(shell.tray.menu, "Ada"), "Pause check-ins").trigger()
+    qtbot.waitUntil(lambda: shell.icon_state()[0] == "paused", timeout=10_000)
+    _action(_submenu(shell.tray.menu, "Kip"), "Resume check-ins").trigger()
+    qtbot.waitUntil(lambda: not shell.row("Kip").paused, timeout=10_000)
+    assert shell.icon_state()[0] == "normal"
+
+
+def test_windows_not_built_yet_say_what_exists_today(make_shell, two_personas, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import hearthside.ui.app as ui_app
+
+    monkeypatch.setattr(ui_app, "window_class", lambda key: None)
+    shell = make_shell()
+    _action(_submenu(shell.tray.menu, "Kip"), "Chat…").trigger()
+    _action(_submenu(shell.tray.menu, "Kip"), "Review changes (0)…").trigger()
+    _action(shell.tray.menu, "Review changes…").trigger()
+    texts = _dialog_texts(shell)
+    assert "hearthside chat PERSONA" in texts[0] and "soul diff" in texts[1] and "soul diff" in texts[2]
+
+
+def test_lazy_windows_get_the_agreed_arguments(make_shell, two_personas, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The seam with the windows module: ReviewWindow(app, bridge, persona=), .focus_file(path),
+    ChatWindow(app, bridge, persona, alert=), WelcomeWindow(app, bridge) with `finished`."""
+    import hearthside.ui.app as ui_app
+    from PySide6.QtCore import Signal
+    from PySide6.QtWidgets import QWidget
+
+    calls: list[tuple[Any, ...]] = []
+
+    class Review(QWidget):
+        def __init__(self, app: Any, bridge: Any, persona: str | None = None) -> None:
+            super().__init__()
+            self.persona = persona
+            calls.append(("review", persona))
+
+        def focus_file(self, path: str) -> None:
+            calls.append(("focus", path))
+
+    class Chat(QWidget):
+        def __init__(self, app: Any, bridge: Any, persona: str, alert: str | None = None) -> None:
+            super().__init__()
+            calls.append(("chat", persona, alert))
+
+    class Welcome(QWidget):
+        finished = Signal()
+
+        def __init__(self, app: Any, bridge: Any) -> None:
+            super().__init__()
+            calls.append(("welcome",))
+
+    classes = {"review": Review, "chat": Chat, "welcome": Welcome}
+    monkeypatch.setattr(ui_app, "window_class", lambda key: classes[key])
+    shell = make_shell()
+    _action(_submenu(shell.tray.menu, "Kip"), "Chat…").trigger()
+    _action(_submenu(shell.tray.menu, "Kip"), "Review changes (0)…").trigger()
+    shell.show_review("Kip", "/x/SOUL.md")
+    _action(shell.tray.menu, "New persona…").trigger()
+    assert calls == [("chat", "Kip", None), ("review", "Kip"), ("focus", "/x/SOUL.md"), ("welcome",)]
+    assert shell.windows["welcome"].isVisible()
+
+
+def test_start_at_login_is_off_until_the_user_turns_it_on(make_shell, two_personas, isolated_home, qtbot) -> None:  # type: ignore[no-untyped-def]
+    entry = isolated_home / ".config" / "autostart" / "hearthside.desktop"
+    shell = make_shell()
+    assert not entry.exists() and not shell.autostart_on
+    _action(shell.tray.menu, "Start at login").trigger()
+    qtbot.waitUntil(lambda: entry.is_file() and shell.autostart_on, timeout=10_000)
+    text = entry.read_text()
+    assert "[Desktop Entry]" in text and "Exec=" in text and "hearthside" in text
+    if subprocess.run(["which", "desktop-file-validate"], capture_output=True, check=False).returncode == 0:
+        assert subprocess.run(["desktop-file-validate", str(entry)], capture_output=True, check=False).returncode == 0
+    _action(shell.tray.menu, "Start at login").trigger()
+    qtbot.waitUntil(lambda: not entry.exists() and not shell.autostart_on, timeout=10_000)
+    # A restart reads the switch from the file: it never comes back on by itself.
+    from hearthside.app.context import AppContext
+
+    again = make_shell(app=AppContext())
+    assert not again.autostart_on and not entry.exists()
+
+
+def test_autostart_paths_for_macos_and_windows(tmp_path: Path) -> None:
+    from hearthside.app.autostart import Autostart
+
+    mac = Autostart("darwin", home=tmp_path)
+    mac.set(True)
+    assert mac.path.name.endswith(".plist") and "<key>RunAtLoad</key><true/>" in mac.path.read_text()
+    mac.set(False)
+    assert not mac.enabled()
+    win = Autostart("win32", home=tmp_path)
+    win.set(True)
+    assert "Startup" in str(win.path) and win.enabled()
+
+
+def test_about_shows_the_doctor_report_and_settings_says_what_exists(make_shell, two_personas, qtbot) -> None:  # type: ignore[no-untyped-def]
+    shell = make_shell()
+    _action(shell.tray.menu, "About / Diagnostics").trigger()
+    about = shell.windows["about"]
+    qtbot.waitUntil(lambda: about.done >= 1, timeout=60_000)
+    text = about.report.toPlainText()
+    assert "python" in text and "locations" in text and "settings_file" in text
+    _action(shell.tray.menu, "Settings…").trigger()
+    settings = shell.windows["settings"]
+    assert settings.isVisible() and settings.path.text().endswith("settings.toml")
+
+
+# --- drift and notifications --------------------------------------------------------------
+
+def test_hand_edit_gives_badge_and_notification_within_a_second(make_shell, two_personas, app_context, qtbot) -> None:  # type: ignore[no-untyped-def]
+    shell = make_shell()
+    soul = app_context.paths.personas_dir / "Kip" / "SOUL.md"
+    t0 = time.monotonic()
+    atomic_save(soul, "Warm, curious, and now fond of puns.\n")
+    qtbot.waitUntil(lambda: shell.icon_state() == ("review", 1) and bool(shell.notices), timeout=5_000)
+    assert time.monotonic() - t0 < 1.0
+    notice = shell.notices[-1]
+    assert notice.title == "Kip" and "SOUL.md" in notice.body and "edited by hand" in notice.body
+    assert "1 file(s) waiting for review" in shell.tooltip()
+    qtbot.waitUntil(lambda: shell.row("Kip").waiting == 1, timeout=5_000)
+    assert "Review changes (1)…" in _actions(shell.tray.menu)
+    assert "Review changes (1)…" in _actions(_submenu(shell.tray.menu, "Kip"))
+    # Saved again at once: the badge follows, but no second notification for the same settle.
+    atomic_save(soul, "Warm, curious, fond of puns, and brief.\n", tag="b")
+    qtbot.wait(800)
+    assert len(shell.notices) == 1
+    entries = app_context.notifications.entries()
+    assert [(e.persona, e.status) for e in entries] == [("Kip", "notified")] and "SOUL.md" in entries[0].text
+    # Approving (the review window's job) clears the badge.
+    app_context.drift.approve([str(soul)])
+    qtbot.waitUntil(lambda: shell.icon_state() == ("normal", 0), timeout=5_000)
+
+
+def test_files_changed_together_make_one_notification(make_shell, two_personas, app_context, qtbot) -> None:  # type: ignore[no-untyped-def]
+    shell = make_shell()
+    for name in ("Kip", "Ada"):
+        atomic_save(app_context.paths.personas_dir / name / "USER.md", f"{name} edited\n")
+    atomic_save(app_context.paths.personas_dir / "Kip" / "TOOLS.md", "edited\n")
+    qtbot.waitUntil(lambda: shell.icon_state() == ("review", 3), timeout=5_000)
+    qtbot.wait(1500)
+    assert sum(len(n.alerts) for n in shell.notices) == 3
+    assert len(shell.notices) <= 2  # grouped, not one balloon per file
+    grouped = max(shell.notices, key=lambda n: len(n.alerts))
+    if len(grouped.alerts) > 1:
+        assert "file(s) changed" in grouped.body and "USER.md" in grouped.body
+
+
+def test_batcher_groups_100_alerts_and_repeats_nothing_per_settle() -> None:
+    from hearthside.app.alerts import Alert, AlertBatcher, DriftAlerts
+    from hearthside.app.drift import DriftEvent
+
+    got: list[Any] = []
+    b = AlertBatcher(got.append, gather=0.05, min_gap=0.3)
+    t0 = time.monotonic()
+    for i in range(100):
+        b.add(Alert("checkin", f"p{i % 7}", f"alert {i}"))
+    assert time.monotonic() - t0 < 0.1  # adding is cheap: no delivery on the caller's thread
+    time.sleep(0.5)
+    assert len(got) == 1 and len(got[0].alerts) == 100
+    assert "100 check-in alert(s)" in got[0].body and "and 3 more" in got[0].body
+    drift = DriftAlerts(b, repeat_after=60)
+    ev = DriftEvent("Kip", "SOUL.md", "/p/Kip/SOUL.md", "drifted", "1 line added")
+    assert drift.on_event(ev) is True
+    assert drift.on_event(ev) is False  # a further save of a file already waiting
+    assert drift.on_event(DriftEvent("Kip", "SOUL.md", "/p/Kip/SOUL.md", "missing", "")) is True
+    assert drift.on_event(DriftEvent("Kip", "SOUL.md", "/p/Kip/SOUL.md", "approved", "")) is False
+    assert drift.waiting() == {}
+    assert drift.on_event(ev) is True  # after approval a new edit is news again
+    b.close()
+
+
+def test_100_alerts_in_a_second_are_grouped_and_the_ui_stays_responsive(make_shell, two_personas, qtbot) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtCore import QElapsedTimer, QTimer
+
+    shell = make_shell()
+    notifier = shell.app.heartbeat.notifier
+    ticks: list[int] = []
+    clock = QElapsedTimer()
+    clock.start()
+    timer = QTimer()
+    timer.timeout.connect(lambda: ticks.append(clock.elapsed()))
+    timer.start(5)
+
+    def burst() -> None:
+        for i in range(100):
+            notifier.notify("Kip" if i % 2 else "Ada", f"alert number {i}")
+            time.sleep(0.005)
+
+    threading.Thread(target=burst).start()
+    qtbot.waitUntil(lambda: sum(len(n.alerts) for n in shell.notices) == 100, timeout=10_000)
+    timer.stop()
+    assert len(shell.notices) <= 3
+    gaps = [b - a for a, b in itertools.pairwise(ticks)]
+    assert max(gaps) < 250, f"the event loop stalled for {max(gaps)} ms"
+    shell.show_notifications()
+
+
+def test_check_in_alert_becomes_a_notification_and_a_click_opens_the_chat(  # type: ignore[no-untyped-def]
+        make_shell, two_personas, app_context, qtbot, monkeypatch) -> None:
+    with FakeModel(default={"text": "Your 3pm sync starts in ten minutes."}) as fm:
+        for k, v in {**fm.env(), "HEARTHSIDE_MODEL_API_KEY": "loopback"}.items():
+            monkeypatch.setenv(k, v)
+        shell = make_shell()
+        opened: list[tuple[str, str | None]] = []
+        monkeypatch.setattr(shell, "show_chat", lambda p, alert=None: opened.append((p, alert)))
+        _action(_submenu(shell.tray.menu, "Kip"), "Check in now").trigger()
+        qtbot.waitUntil(lambda: bool(shell.notices), timeout=30_000)
+    notice = shell.notices[-1]
+    assert notice.title == "Kip" and "3pm sync" in notice.body
+    shell.open_notice(notice)
+    assert opened == [("Kip", "Your 3pm sync starts in ten minutes.")]
+    w = shell.show_notifications()
+    qtbot.waitUntil(lambda: w.table.rowCount() == 1, timeout=10_000)
+    assert [w.table.item(0, c).text() for c in (1, 2, 3)] == ["Kip", "Your 3pm sync starts in ten minutes.",
+                                                               "notified"]
+    w.open_row(0)
+    assert opened[-1] == ("Kip", "Your 3pm sync starts in ten minutes.")
+
+
+def test_notifications_window_shows_history_newest_first(make_shell, app_context, qtbot) -> None:  # type: ignore[no-untyped-def]
+    from datetime import UTC, datetime, timedelta
+
+    h = app_context.notifications
+    t = datetime(2026, 1, 1, 9, 0, tzinfo=UTC)
+    h.append("Kip", "first alert", "notified", t)
+    h.append("Ada", "the model said 401", "failed", t + timedelta(minutes=1))
+    h.append("Kip", "first alert", "duplicate", t + timedelta(minutes=2))
+    shell = make_shell(start=False)
+    _action(shell.tray.menu, "Notifications…").trigger()
+    w = shell.windows["notifications"]
+    qtbot.waitUntil(lambda: w.table.rowCount() == 3, timeout=10_000)
+    rows = [[w.table.item(r, c).text() for c in range(4)] for r in range(3)]
+    assert [r[1:] for r in rows] == [["Kip", "first alert", "silent (same alert within 24 h)"],
+                                     ["Ada", "the model said 401", "failed"],
+                                     ["Kip", "first alert", "notified"]]
+    assert rows[0][0] > rows[2][0]
+
+
+def test_without_tray_or_notification_service_the_window_and_list_still_work(  # type: ignore[no-untyped-def]
+        make_shell, two_personas, app_context, qtbot, monkeypatch) -> None:
+    monkeypatch.delenv("DBUS_SESSION_BUS_ADDRESS", raising=False)
+    shell = make_shell()
+    assert shell.tray.show() == "window"  # offscreen has no tray
+    win = shell.windows["main"]
+    qtbot.waitUntil(lambda: win.list.count() == 2, timeout=10_000)
+    atomic_save(app_context.paths.personas_dir / "Ada" / "SOUL.md", "changed\n")
+    qtbot.waitUntil(lambda: bool(shell.notices) and shell.delivery == "in-app", timeout=5_000)
+    qtbot.waitUntil(lambda: "1 new notification" in win.status.text(), timeout=5_000)
+    assert "1 file(s) changed" in win.status.text()
+    win.notes_btn.click()
+    notes = shell.windows["notifications"]
+    qtbot.waitUntil(lambda: notes.table.rowCount() == 1, timeout=10_000)
+    assert "SOUL.md" in notes.table.item(0, 2).text()
+    # Every menu action is a button here too.
+    buttons = {b.text() for b in win.findChildren(type(win.quit_btn))}
+    assert {"Chat…", "Check in now", "Pause check-ins", "Open folder", "New persona…", "Settings…",
+            "About / Diagnostics", "Quit"} <= buttons
+    assert win.login.text() == "Start at login"
+
+
+def test_main_window_tab_order_follows_the_layout(make_shell, two_personas, qtbot) -> None:  # type: ignore[no-untyped-def]
+    shell = make_shell()
+    win = shell.show_main()
+    order = [win.list, win.chat_btn, win.check_btn, win.pause_btn, win.review_btn, win.folder_btn,
+             win.new_btn, win.all_review_btn, win.notes_btn, win.settings_btn, win.login, win.about_btn,
+             win.quit_btn]
+    chain = []
+    w = win.list
+    for _ in range(len(order)):
+        chain.append(w)
+        w = w.nextInFocusChain()
+        while w not in order and w is not win.list:
+            w = w.nextInFocusChain()
+    assert chain == order
+    assert all(b.accessibleName() for b in order)
+
+
+# --- bad inputs ---------------------------------------------------------------------------
+
+def test_persona_folder_deleted_while_windows_are_open(make_shell, two_personas, app_context, qtbot) -> None:  # type: ignore[no-untyped-def]
+    import shutil
+
+    shell = make_shell()
+    win = shell.show_main()
+    shell.show_notifications()
+    shutil.rmtree(app_context.paths.personas_dir / "Kip")
+    qtbot.waitUntil(lambda: bool(shell.notices) and any("removed" in n.body or "file(s)" in n.body
+                                                  for n in shell.notices), timeout=5_000)
+    shell.refresh()
+    qtbot.waitUntil(lambda: shell.row("Kip") is None or not shell.row("Kip").exists, timeout=5_000)
+    assert all("Kip" not in win.list.item(i).text() or "missing" in win.list.item(i).text()
+               for i in range(win.list.count()))
+    assert shell.icon_state()[0] == "review"
+    shell.tray.menu.aboutToShow.emit()  # the menu still builds
+
+
+def test_corrupt_settings_at_start_are_kept_aside_and_the_user_is_told(make_shell, two_personas, app_context, qtbot) -> None:  # type: ignore[no-untyped-def]
+    path = app_context.paths.settings_file
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("this is [not toml\n")
+    shell = make_shell()
+    qtbot.waitUntil(lambda: any(t.startswith("Settings were reset") for t in _dialog_texts(shell)), timeout=10_000)
+    backups = list(path.parent.glob("settings.toml.broken-*"))
+    assert len(backups) == 1 and backups[0].read_text() == "this is [not toml\n"
+    text = next(t for t in _dialog_texts(shell) if t.startswith("Settings were reset"))
+    assert str(backups[0]) in text
+    assert [r.name for r in shell.rows] == ["Ada", "Kip"]
+
+
+def test_a_service_raising_on_the_runtime_thread_is_shown_and_the_app_keeps_running(make_shell, two_personas, qtbot) -> None:  # type: ignore[no-untyped-def]
+    shell = make_shell()
+
+    def boom() -> None:
+        raise RuntimeError("the disk fell off")
+
+    shell.app.runtime.loop.call_soon_threadsafe(boom)
+    qtbot.waitUntil(lambda: shell.icon_state()[0] == "error", timeout=5_000)
+    assert any("the disk fell off" in t for t in _dialog_texts(shell))
+    assert "the disk fell off" in shell.tooltip()
+    assert shell.app.runtime.run(_answer(), timeout=5) == 42  # the runtime still runs
+    shell.refresh()
+    qtbot.waitUntil(lambda: len(shell.rows) == 2, timeout=5_000)
+    shell.show_about()
+    assert shell.icon_state()[0] != "error"  # seen: the error badge clears
+
+
+async def _answer() -> int:
+    return 42
+
+
+def test_quit_during_a_running_check_in_stops_everything_within_5_s(  # type: ignore[no-untyped-def]
+        make_shell, two_personas, qtbot, monkeypatch) -> None:
+    gate = threading.Event()
+    with FakeModel(default={"gate": gate, "text": "never sent"}) as fm:
+        for k, v in {**fm.env(), "HEARTHSIDE_MODEL_API_KEY": "loopback"}.items():
+            monkeypatch.setenv(k, v)
+        shell = make_shell()
+        _action(_submenu(shell.tray.menu, "Kip"), "Check in now").trigger()
+        qtbot.waitUntil(lambda: bool(fm.requests), timeout=30_000)
+        t0 = time.monotonic()
+        _action(shell.tray.menu, "Quit").trigger()
+        qtbot.waitUntil(lambda: getattr(shell, "exited", False), timeout=10_000)
+        took = time.monotonic() - t0
+        gate.set()
+    assert took < 5.0
+    assert not shell.app.drift.running
+    assert not shell.app.runtime.loop.is_running()
+
+
+def test_quit_during_a_pack_install_stops_pip(make_shell, two_personas, qtbot, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A pack whose build takes a minute: Quit terminates pip and nothing is recorded."""
+    shell = make_shell()
+    pkg = tmp_path / "slowpack"
+    pkg.mkdir()
+    (pkg / "setup.py").write_text("import time\ntime.sleep(60)\nfrom setuptools import setup\nsetup(name='slowpack')\n")
+    plugins = shell.app.plugins
+    failures: list[BaseException] = []
+    shell.bridge.call(lambda: plugins.install(str(pkg), lambda line: None), failed=failures.append)
+    qtbot.waitUntil(lambda: bool(plugins.installer._running) or bool(failures), timeout=120_000)
+    assert not failures
+    qtbot.wait(500)
+    t0 = time.monotonic()
+    shell.quit()
+    qtbot.waitUntil(lambda: getattr(shell, "exited", False), timeout=10_000)
+    assert time.monotonic() - t0 < 5.0
+    qtbot.waitUntil(lambda: not plugins.installer._running, timeout=5_000)
+    assert plugins.installer.record() == []
+
+
+def test_a_second_launch_brings_the_first_forward_and_exits_0(qtbot, app_context) -> None:  # type: ignore[no-untyped-def]
+    from hearthside.ui.single import SingleInstance
+
+    first = SingleInstance(app_context.paths.config_dir)
+    assert first.claim()
+    shown: list[bool] = []
+    first.show_requested.connect(lambda: shown.append(True))
+    proc = subprocess.Popen([sys.executable, "-m", "hearthside"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    qtbot.waitUntil(lambda: proc.poll() is not None, timeout=60_000)
+    out, err = proc.communicate()
+    assert proc.returncode == 0, err
+    assert "already running" in out
+    qtbot.waitUntil(lambda: bool(shown), timeout=5_000)
+    first.close()
+
+
+def test_a_second_launch_while_the_first_is_starting(isolated_home) -> None:  # type: ignore[no-untyped-def]
+    """Two launches at once: exactly one keeps running, the other exits 0 at once."""
+    env = dict(os.environ)
+    a = subprocess.Popen([sys.executable, "-m", "hearthside"], env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    b = subprocess.Popen([sys.executable, "-m", "hearthside"], env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and a.poll() is None and b.poll() is None:
+            time.sleep(0.1)
+        time.sleep(2)  # the survivor must still be running afterwards
+        done = [p for p in (a, b) if p.poll() is not None]
+        assert len(done) == 1, "both launches kept running, or both ended"
+        out, err = done[0].communicate()
+        assert done[0].returncode == 0 and "already running" in out, err
+    finally:
+        for p in (a, b):
+            if p.poll() is None:
+                p.terminate()
+                p.wait(15)
