@@ -258,7 +258,7 @@ def test_hand_edit_gives_badge_and_notification_within_a_second(make_shell, two_
     qtbot.waitUntil(lambda: shell.icon_state() == ("review", 1) and bool(shell.notices), timeout=5_000)
     assert time.monotonic() - t0 < 1.0
     notice = shell.notices[-1]
-    assert notice.title == "Kip" and "SOUL.md" in notice.body and "edited by hand" in notice.body
+    assert notice.title == "Kip" and "SOUL.md" in notice.body and "Edited by hand" in notice.body
     assert "1 file(s) waiting for review" in shell.tooltip()
     qtbot.waitUntil(lambda: shell.row("Kip").waiting == 1, timeout=5_000)
     assert "Review changes (1)…" in _actions(shell.tray.menu)
@@ -427,7 +427,7 @@ def test_persona_folder_deleted_while_windows_are_open(make_shell, two_personas,
     win = shell.show_main()
     shell.show_notifications()
     shutil.rmtree(app_context.paths.personas_dir / "Kip")
-    qtbot.waitUntil(lambda: bool(shell.notices) and any("removed" in n.body or "file(s)" in n.body
+    qtbot.waitUntil(lambda: bool(shell.notices) and any("Removed" in n.body or "file(s)" in n.body
                                                   for n in shell.notices), timeout=5_000)
     shell.refresh()
     qtbot.waitUntil(lambda: shell.row("Kip") is None or not shell.row("Kip").exists, timeout=5_000)

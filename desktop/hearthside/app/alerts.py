@@ -67,15 +67,19 @@ def persona_label(persona: str) -> str:
     return persona or "your soul"
 
 
+#: How a drift notice starts, per state (also how the history tells drift from check-ins).
+DRIFT_PREFIX = {
+    "drifted": "Edited by hand",
+    "new": "New file, waiting for your approval",
+    "missing": "Removed",
+    "rejected": "Changed and cannot be used as it is",
+}
+
+
 def drift_text(state: str, file: str, summary: str = "") -> str:
-    """One sentence about one file, e.g. ``SOUL.md was edited by hand: 2 lines added.``"""
-    what = {
-        "drifted": "was edited by hand",
-        "new": "is new and waits for your approval",
-        "missing": "was removed",
-        "rejected": "changed and cannot be used as it is",
-    }.get(state, f"is {state}")
-    return f"{file} {what}" + (f": {summary}" if summary else ".")
+    """One line about one file, e.g. ``Edited by hand: SOUL.md changed since you approved it (+1 -1 lines)``."""
+    detail = summary if summary and file in summary else (f"{file}: {summary}" if summary else file)
+    return f"{DRIFT_PREFIX.get(state, state.capitalize())}: {detail}"
 
 
 def make_notice(alerts: list[Alert]) -> Notice:
@@ -226,11 +230,6 @@ class QueuedNotifier:
         return True
 
 
-_DRIFT_PHRASES = (" was edited by hand", " is new and waits for your approval", " was removed",
-                  " changed and cannot be used as it is")
-
-
 def is_drift_text(text: str) -> bool:
     """True for a history line written by :func:`drift_text` (a file change, not a check-in)."""
-    head = text.split(":", 1)[0]
-    return any(p in head or head.endswith(p.strip() + ".") for p in _DRIFT_PHRASES)
+    return any(text.startswith(p + ": ") for p in DRIFT_PREFIX.values())

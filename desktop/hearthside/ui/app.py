@@ -79,10 +79,7 @@ class Shell(QObject):
         super().__init__()
         self.app = app
         self.bridge = bridge or Bridge(lambda: app.runtime)
-        self.lifecycle = lifecycle or Lifecycle(
-            app, show=self._show_from_thread, on_error=self.bridge.service_error.emit,
-            on_outcome=self.bridge.heartbeat_outcome.emit, on_drift=self.bridge.drift_event.emit,
-            on_mcp_status=self.bridge.mcp_status.emit)
+        self.lifecycle = lifecycle or Lifecycle(app, **self.bridge.service_hooks())
         self.opener = opener
         self.autostart = autostart or Autostart()
         self.autostart_on = False
@@ -202,10 +199,6 @@ class Shell(QObject):
         self.state_changed.emit()
 
     # --- notices -----------------------------------------------------------------------
-    def _show_from_thread(self, notice: Notice) -> bool:
-        self.bridge.notification.emit(notice)
-        return True
-
     def on_notice(self, notice: Notice) -> None:
         """Show a notice: the tray's balloon, else the desktop's service, else the in-app list."""
         self.notices.append(notice)

@@ -57,6 +57,22 @@ class Bridge(QObject):
         self._finished.connect(self._deliver)
         self._closed = threading.Event()
 
+    # --- service subscriptions -------------------------------------------------------------
+    def service_hooks(self) -> dict[str, Callable[[Any], None]]:
+        """Callbacks for :class:`~hearthside.app.lifecycle.Lifecycle` (any thread -> signal).
+
+        The lifecycle subscribes them to the drift service, the heartbeat listeners, the MCP
+        status callback and the notice batcher; each one only emits, so a service thread never
+        waits for the UI.
+        """
+        return {
+            "on_drift": self.drift_event.emit,
+            "on_outcome": self.heartbeat_outcome.emit,
+            "on_mcp_status": self.mcp_status.emit,
+            "on_error": self.service_error.emit,
+            "show": lambda notice: (self.notification.emit(notice), True)[1],
+        }
+
     # --- background work -------------------------------------------------------------------
     def call(self, fn: Callable[[], Any], done: Done | None = None,
              failed: Failed | None = None) -> concurrent.futures.Future[Any]:

@@ -48,6 +48,7 @@ class TrayController:
         self.window: QWidget | None = None
         self.menu = QMenu()
         self.menu.setAccessibleName("Hearthside menu")
+        self.menu.setWindowTitle("Hearthside menu")
         self.menu.aboutToShow.connect(self._about_to_show)
         self.menu.aboutToHide.connect(lambda: QTimer.singleShot(0, self.update))
         self.last_notice: Notice | None = None
@@ -134,13 +135,14 @@ class TrayController:
     def update(self) -> None:
         """Icon, tooltip and (when open) the menu follow the shell's state."""
         state, count = self.shell.icon_state()
-        if self.tray is not None:
+        # Changing the icon or tooltip closes an open menu on XEmbed trays: wait until it closes
+        # (aboutToHide runs update() again).
+        if self.tray is not None and not self.menu.isVisible():
             if self._icon_key != (state, count):
                 self._icon_key = (state, count)
                 self.tray.setIcon(hearth_icon(state=state, count=count))
             tip = self.shell.tooltip()
-            # Setting the tooltip closes an open menu on XEmbed trays: wait until it is closed.
-            if tip != self.tray.toolTip() and not self.menu.isVisible():
+            if tip != self.tray.toolTip():
                 self.tray.setToolTip(tip)
         self.rebuild_menu(force=False)
 

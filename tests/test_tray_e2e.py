@@ -1,0 +1,197 @@
+"""End to end on a real X server with a real system tray (Xvfb + trayer) and the loopback model.
+
+The app runs as a person starts it (``python -m hearthside``). A check-in whose reply is an
+alert lands in the notification history; a hand edit of SOUL.md (an atomic save, as editors
+do) puts a badge on the icon and a notification in the history within a second; the tray
+menu opens and its *Notifications…* entry shows the history window; *Quit* ends the app with
+exit code 0. Screenshots are kept as PNGs in ``test-output/tray/`` (or
+``$HEARTHSIDE_TEST_OUTPUT``) for a person to look at.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from drift_helpers import atomic_save
+from fakemodel import FakeModel, wait_for
+from personas import make_persona
+from test_tray import _icon_box, _icon_pixels, _wait_for_tray
+
+ROOT = Path(__file__).resolve().parents[1]
+ALERT = "The 3pm sync with Ana starts in ten minutes."
+WIDTH, HEIGHT = 1024, 700
+
+
+def output_dir() -> Path:
+    out = Path(os.environ.get("HEARTHSIDE_TEST_OUTPUT") or ROOT / "test-output" / "tray")
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+def _start_xvfb() -> tuple[subprocess.Popen[bytes], int]:
+    r, w = os.pipe()
+    xvfb = subprocess.Popen(["Xvfb", "-displayfd", str(w), "-screen", "0", f"{WIDTH}x{HEIGHT}x24", "-nolisten",
+                             "tcp"], pass_fds=(w,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    os.close(w)
+    got = b""
+    deadline = time.monotonic() + 60
+    try:
+        while not got.endswith(b"\n"):
+            ready, _, _ = select.select([r], [], [], max(0.0, deadline - time.monotonic()))
+            chunk = os.read(r, 16) if ready else b""
+            if not chunk:
+                xvfb.kill()
+                raise AssertionError("Xvfb did not report a display within 60 s")
+            got += chunk
+    finally:
+        os.close(r)
+    return xvfb, int(got)
+
+
+@pytest.fixture
+def desktop() -> Iterator[dict[str, str]]:
+    for tool in ("Xvfb", "trayer", "import", "xdotool", "convert"):
+        if not shutil.which(tool):
+            pytest.skip(f"{tool} is not installed (make test installs it)")
+    xvfb, n = _start_xvfb()
+    env = dict(os.environ, DISPLAY=f":{n}", QT_QPA_PLATFORM="xcb")
+    tray = subprocess.Popen(["trayer", "--edge", "top", "--align", "right", "--widthtype", "request",
+                             "--height", "32", "--transparent", "false", "--tint", "0x333333"],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # A light desktop background, so windows and the menu are easy to see in the screenshots.
+    if shutil.which("xsetroot"):
+        subprocess.run(["xsetroot", "-solid", "#3b4252"], env=env, check=False, capture_output=True)
+    try:
+        _wait_for_tray(env, tray)
+        yield env
+    finally:
+        for p in (tray, xvfb):
+            p.terminate()
+            try:
+                p.wait(10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+
+
+def shoot(env: dict[str, str], name: str) -> Path:
+    path = output_dir() / name
+    subprocess.run(["import", "-window", "root", str(path)], env=env, check=True, timeout=30)
+    return path
+
+
+def badge_pixels(png: Path, box: tuple[int, int, int, int]) -> int:
+    """Pixels of the review badge's red (#e0245e) inside the icon's box."""
+    w, h, x, y = box
+    out = subprocess.run(["convert", str(png), "-crop", f"{w + 8}x{h + 8}+{max(0, x - 4)}+{max(0, y - 4)}",
+                          "+repage", "-fuzz", "8%", "-fill", "#00ff00", "-opaque", "#e0245e", "-fuzz", "0",
+                          "-fill", "black", "+opaque", "#00ff00", "-fill", "white", "-opaque", "#00ff00",
+                          "-format", "%[fx:mean*w*h]", "info:"],
+                         capture_output=True, text=True, check=True)
+    return int(float(out.stdout.strip()))
+
+
+def crop_icon(png: Path, box: tuple[int, int, int, int], name: str) -> Path:
+    """The tray corner of a screenshot, enlarged 4x, for the docs."""
+    w, h, x, y = box
+    out = output_dir() / name
+    subprocess.run(["convert", str(png), "-crop", f"{w + 40}x{h + 16}+{max(0, x - 20)}+{max(0, y - 8)}",
+                    "+repage", "-filter", "point", "-resize", "400%", str(out)], check=True)
+    return out
+
+
+def xkey(env: dict[str, str], *keys: str) -> None:
+    subprocess.run(["xdotool", "key", "--delay", "120", *keys], env=env, check=True, timeout=30)
+
+
+def window_visible(env: dict[str, str], title: str) -> bool:
+    got = subprocess.run(["xdotool", "search", "--onlyvisible", "--name", title], env=env,
+                         capture_output=True, text=True, check=False)
+    return bool(got.stdout.strip())
+
+
+def open_menu(env: dict[str, str], box: tuple[int, int, int, int]) -> None:
+    w, h, x, y = box
+    subprocess.run(["xdotool", "mousemove", str(x + w // 2), str(y + h // 2), "click", "3"],
+                   env=env, check=True, timeout=30)
+    opened = wait_for(lambda: window_visible(env, "Hearthside menu"), 15, 0.2)
+    if not opened:
+        shoot(env, "menu-did-not-open.png")
+        tree = subprocess.run(["xwininfo", "-root", "-tree"], env=env, capture_output=True, text=True, check=False)
+        raise AssertionError(f"the tray menu did not open:\n{tree.stdout[-2000:]}")
+
+
+def test_a_person_sees_check_ins_and_hand_edits_in_the_tray(desktop, app_context) -> None:  # type: ignore[no-untyped-def]
+    env = desktop
+    folder = make_persona(app_context, "juniper")
+    app_context.settings.set("personas", {"juniper": {"heartbeat_interval_minutes": 0.05}})  # 3 s
+    with FakeModel(default={"text": ALERT}) as fm:
+        env = dict(env, **fm.env(), HEARTHSIDE_MODEL_API_KEY="loopback")
+        app = subprocess.Popen([sys.executable, "-m", "hearthside"], env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+        try:
+            # The icon appears in the tray.
+            shot = output_dir() / "start.png"
+            assert wait_for(lambda: app.poll() is None and shoot(env, "start.png") and _icon_pixels(shot) >= 100,
+                            60, 0.5), "the tray icon did not appear"
+            box = _icon_box(shot)
+            assert badge_pixels(shot, box) == 0
+
+            # A check-in whose reply is an alert: a notification in the history.
+            assert wait_for(lambda: any(e.status == "notified" and e.text == ALERT
+                                        for e in app_context.notifications.entries()), 60, 0.2), \
+                "no check-in notification in the history"
+            time.sleep(1.0)
+            shoot(env, "check-in-balloon.png")
+
+            # A hand edit of SOUL.md (atomic save): badge and notification within a second.
+            before = len(app_context.notifications.entries())
+            t0 = time.monotonic()
+            atomic_save(folder / "SOUL.md", "Warm, curious, and fond of terrible puns.\n")
+            seen_badge = None
+            while time.monotonic() - t0 < 10:
+                t_shot = time.monotonic()
+                badge_shot = shoot(env, "icon-badge.png")
+                if badge_pixels(badge_shot, box) >= 6:
+                    seen_badge = t_shot - t0
+                    break
+            assert seen_badge is not None, "no badge on the icon"
+            assert wait_for(lambda: len(app_context.notifications.entries()) > before, 5, 0.02)
+            noted = time.monotonic() - t0
+            drift = [e for e in app_context.notifications.entries() if "SOUL.md" in e.text]
+            assert drift and drift[-1].persona == "juniper" and "Edited by hand" in drift[-1].text
+            assert seen_badge < 1.0, f"the badge took {seen_badge:.2f} s"
+            assert noted < 1.0 + 0.5, f"the notification took {noted:.2f} s"  # + the history read
+            crop_icon(badge_shot, box, "icon-badge-zoom.png")
+            time.sleep(11)  # the balloon (10 s) overlaps the icon; a click on it would open the review
+
+            # The tray menu, open.
+            open_menu(env, box)
+            time.sleep(0.5)
+            shoot(env, "tray-menu.png")
+            # Down x4: juniper ▸, New persona…, Review changes (1)…, Notifications…
+            xkey(env, "Down", "Down", "Down", "Down", "Return")
+            assert wait_for(lambda: window_visible(env, "Hearthside — Notifications"), 15, 0.2), \
+                "the Notifications window did not open"
+            time.sleep(1.0)
+            shoot(env, "notifications.png")
+            subprocess.run(["xdotool", "search", "--onlyvisible", "--name", "Hearthside — Notifications",
+                            "windowclose"], env=env, check=False, timeout=30)
+
+            # Quit from the menu ends the app, exit code 0.
+            open_menu(env, box)
+            xkey(env, "Up", "Return")
+            assert app.wait(15) == 0
+        finally:
+            if app.poll() is None:
+                app.terminate()
+                app.wait(15)
+            _out, err = app.communicate()
+    assert "Traceback" not in err, err
