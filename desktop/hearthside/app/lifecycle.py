@@ -92,11 +92,12 @@ class Lifecycle:
         hb = app.heartbeat
         hb.notifier = QueuedNotifier(self.batcher)
         hb.listeners.append(self._outcome)
-        self._step("MCP servers were not connected", self._start_mcp)
-        if self.stopping.is_set():
-            return self.problems
+        # Check-ins are scheduled before MCP connects: connecting imports the MCP SDK on the
+        # runtime loop, and the schedule must not wait behind it (the first tick is minutes away).
         names = self._step("check-ins were not scheduled", lambda: runtime.run(hb.start(), timeout=30))
         log.info("check-ins scheduled for %s", ", ".join(names or []) or "no personas")
+        if not self.stopping.is_set():
+            self._step("MCP servers were not connected", self._start_mcp)
         self.started.set()
         return self.problems
 

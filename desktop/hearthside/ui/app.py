@@ -114,8 +114,9 @@ class Shell(QObject):
         self.bridge.call(begin, self._started, lambda exc: self.on_service_error(f"starting failed: {exc}"))
 
     def _started(self, result: tuple[str, list[str], bool]) -> None:
-        told, _problems, autostart_on = result
+        told, problems, autostart_on = result
         self.started = True
+        log.info("tray ready: services started%s", f" ({len(problems)} problem(s))" if problems else "")
         self.autostart_on = autostart_on
         if told:
             self.dialogs.append(show_message("Settings were reset", told, str(self.app.paths.settings_file)))
@@ -127,6 +128,8 @@ class Shell(QObject):
             self.rows = rows
             self.rows_loaded = True
             self.state_changed.emit()
+            if first and os.environ.get("HEARTHSIDE_REPORT_READY"):  # benchmarks time the start
+                print(f"hearthside: ready with {len(rows)} persona(s)", flush=True)
             if first and not rows and window_class("welcome") is not None:
                 self.show_welcome()
 
