@@ -302,6 +302,45 @@ def watch_command(s: Session) -> None:
     s.cli("soul", "watch", "--timeout", "0.5")
 
 
+def tray_session(s: Session) -> None:
+    """The tray app on the same services: start, a hand edit (badge, notice), a check-in alert,
+    pause, the Notifications window, Quit."""
+    import time
+
+    from hearthside.ui.app import Shell
+    from hearthside.ui.tray import TrayController
+    from PySide6.QtWidgets import QApplication
+
+    qapp = QApplication.instance() or QApplication([])
+
+    def pump(pred: Callable[[], bool], timeout: float = 30.0) -> None:
+        deadline = time.monotonic() + timeout
+        while not pred():
+            assert time.monotonic() < deadline, "the tray session timed out"
+            qapp.processEvents()
+            time.sleep(0.005)
+
+    shell = Shell(s.app, opener=lambda p: True)
+    shell.exit = lambda: setattr(shell, "exited", True)
+    tray = TrayController(shell)
+    shell.start()
+    pump(lambda: shell.started and shell.rows_loaded)
+    with s.by_hand():
+        atomic_save(s.persona("alice") / "USER.md", "alice USER.md, edited in the tray session\n")
+    pump(lambda: any(a.file == "USER.md" for n in shell.notices for a in n.alerts))
+    shell.check_in_now("alice")
+    pump(lambda: any(a.kind == "checkin" for n in shell.notices for a in n.alerts))
+    shell.set_paused("bob", True)
+    pump(lambda: (r := shell.row("bob")) is not None and r.paused)
+    w = shell.show_notifications()
+    pump(lambda: w.table.rowCount() > 0)  # type: ignore[attr-defined]
+    tray.menu.aboutToShow.emit()
+    shell.quit()
+    pump(lambda: getattr(shell, "exited", False))
+    shell.bridge.close()
+    w.close()
+
+
 def stop_services(s: Session) -> None:
     s.app.drift.stop()
 
@@ -320,6 +359,7 @@ STEPS: list[Step] = [
     Step("persona new (the one allowed writer)", create_new_persona, creates=lambda s: s.persona("bob")),
     Step("persona new refuses existing folders", refuse_existing_persona),
     Step("soul watch", watch_command),
+    Step("a tray session", tray_session),
     Step("stop services", stop_services),
 ]
 
@@ -360,6 +400,7 @@ REPLIES: list[dict[str, Any]] = [
     {"text": "Noted."},
     {"text": "Your 3pm sync is soon."},
     {"text": "HEARTBEAT_OK"},
+    {"text": "Tray check-in alert."},
 ]
 
 
