@@ -176,8 +176,11 @@ def test_a_person_sees_check_ins_and_hand_edits_in_the_tray(desktop, app_context
             open_menu(env, box)
             time.sleep(0.5)
             shoot(env, "tray-menu.png")
-            # Down x4: juniper ▸, New persona…, Review changes (1)…, Notifications…
-            xkey(env, "Down", "Down", "Down", "Down", "Return")
+            xkey(env, "Down", "Right")  # the persona's submenu: status line and actions
+            time.sleep(0.8)
+            shoot(env, "persona-submenu.png")
+            # Back to juniper ▸, then New persona…, Review changes (1)…, Notifications…
+            xkey(env, "Left", "Down", "Down", "Down", "Return")
             assert wait_for(lambda: window_visible(env, "Hearthside — Notifications"), 15, 0.2), \
                 "the Notifications window did not open"
             time.sleep(1.0)

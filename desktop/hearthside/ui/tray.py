@@ -144,7 +144,8 @@ class TrayController:
             tip = self.shell.tooltip()
             if tip != self.tray.toolTip():
                 self.tray.setToolTip(tip)
-        self.rebuild_menu(force=False)
+        if not self.menu.isVisible():  # an open menu is left alone (aboutToHide updates it)
+            self.rebuild_menu(force=False)
 
     def show(self) -> str:
         """Show the tray icon when the desktop has a tray, else the main window."""
