@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from typing import Any, Self
 
-from jeepney import HeaderFields, MessageType, new_error, new_method_return
+from jeepney import DBusAddress, HeaderFields, MessageType, new_error, new_method_return, new_signal
 from jeepney.bus_messages import message_bus
 from jeepney.io.blocking import open_dbus_connection
 
@@ -24,6 +24,8 @@ class NotificationServer:
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._serve, daemon=True)
         self.error = ""
+        self._signals: list[tuple[int, str]] = []
+        self.actions: list[list[str]] = []
 
     def __enter__(self) -> Self:
         self._thread.start()
@@ -34,6 +36,10 @@ class NotificationServer:
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._thread.join(5)
+
+    def click(self, nid: int, action: str = "default") -> None:
+        """The user clicks notification ``nid`` (ids count from 1): ActionInvoked is emitted."""
+        self._signals.append((nid, action))
 
     def _serve(self) -> None:
         try:
@@ -50,6 +56,11 @@ class NotificationServer:
                 return
             self._ready.set()
             while not self._stop.is_set():
+                while self._signals:
+                    nid, action = self._signals.pop(0)
+                    addr = DBusAddress("/org/freedesktop/Notifications",
+                                       interface="org.freedesktop.Notifications")
+                    conn.send(new_signal(addr, "ActionInvoked", "us", (nid, action)))
                 try:
                     msg = conn.receive(timeout=0.1)
                 except TimeoutError:
@@ -58,8 +69,9 @@ class NotificationServer:
                     continue
                 member = msg.header.fields.get(HeaderFields.member)
                 if member == "Notify":
-                    app, _id, _icon, summary, body, *_ = msg.body
+                    app, _id, _icon, summary, body, actions, *_ = msg.body
                     self.received.append({"app": app, "summary": summary, "body": body})
+                    self.actions.append(list(actions))
                     conn.send(new_method_return(msg, "u", (len(self.received),)))
                 elif member == "GetCapabilities" and self.capabilities is not None:
                     conn.send(new_method_return(msg, "as", (list(self.capabilities),)))

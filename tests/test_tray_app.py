@@ -548,3 +548,29 @@ def test_a_second_launch_while_the_first_is_starting(isolated_home) -> None:  # 
             if p.poll() is None:
                 p.terminate()
                 p.wait(15)
+
+
+def test_without_a_tray_notifications_go_over_dbus_and_a_click_opens_the_chat(  # type: ignore[no-untyped-def]
+        make_shell, two_personas, qtbot, monkeypatch) -> None:
+    from hearthside.app.alerts import Alert, make_notice
+    from notifyserver import NotificationServer
+
+    if not os.environ.get("DBUS_SESSION_BUS_ADDRESS"):
+        pytest.skip("needs the D-Bus session that scripts/run-tests.sh starts")
+    with NotificationServer() as srv:
+        shell = make_shell()  # offscreen: no tray
+        assert shell.clickable is not None
+        opened: list[tuple[str, str | None]] = []
+        main_thread = threading.current_thread()
+        monkeypatch.setattr(shell, "show_chat", lambda p, alert=None: opened.append(
+            (p, alert) if threading.current_thread() is main_thread else ("wrong thread", None)))
+        shell.on_notice(make_notice([Alert("checkin", "Kip", "Water the <b>basil</b> & the mint.")]))
+        qtbot.waitUntil(lambda: bool(srv.received) and bool(shell._dbus_ids), timeout=10_000)
+        got = srv.received[0]
+        assert got["summary"] == "Kip" and got["body"] == "Water the &lt;b&gt;basil&lt;/b&gt; &amp; the mint."
+        assert srv.actions[0][:1] == ["default"]
+        assert shell.delivery == "dbus"
+        srv.click(1)
+        qtbot.waitUntil(lambda: bool(opened), timeout=10_000)
+        assert opened == [("Kip", "Water the <b>basil</b> & the mint.")]
+        shell.clickable.stop()

@@ -24,11 +24,11 @@ from PySide6.QtCore import QObject, QTimer, QUrl, Signal
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QApplication, QInputDialog, QSystemTrayIcon, QWidget
 
+from ..adapters.notification_clicks import ClickableNotifications
 from ..app.alerts import Notice
 from ..app.autostart import Autostart
 from ..app.context import AppContext
 from ..app.lifecycle import Lifecycle, PersonaRow, recover_settings
-from ..app.notify import DesktopNotifier
 from .bridge import Bridge
 from .dialogs import show_message
 from .icon import ERROR, NORMAL, PAUSED, REVIEW, hearth_icon
@@ -73,6 +73,8 @@ class Shell(QObject):
     """Holds the app's UI state and opens windows; the tray and the main window call it."""
 
     state_changed = Signal()
+    _dbus_sent = Signal(object, object)  # notice, notification id (or the error)
+    _dbus_clicked = Signal(int)
 
     def __init__(self, app: AppContext, bridge: Bridge | None = None, lifecycle: Lifecycle | None = None,
                  opener: Opener = open_with_desktop, autostart: Autostart | None = None) -> None:
@@ -94,6 +96,10 @@ class Shell(QObject):
         self.windows: dict[object, QWidget] = {}
         self.dialogs: list[QWidget] = []
         self.tray: Any = None  # TrayController, set when it is built
+        self.clickable: ClickableNotifications | None = None  # D-Bus notices, when no tray
+        self._dbus_ids: dict[int, Notice] = {}
+        self._dbus_sent.connect(self._on_dbus_sent)
+        self._dbus_clicked.connect(self._on_dbus_clicked)  # a method, so Qt queues it to this thread
         self.exit: Callable[[], None] = _quit_qt  # leaves the event loop (tests replace it)
         b = self.bridge
         b.notification.connect(self.on_notice)
@@ -107,6 +113,9 @@ class Shell(QObject):
     def start(self) -> None:
         """Start the services on a worker thread; the tray is already visible meanwhile."""
         def begin() -> tuple[str, list[str], bool]:
+            if (self.tray is None or self.tray.tray is None) and ClickableNotifications.available():
+                clickable = ClickableNotifications(self._dbus_clicked.emit)
+                self.clickable = clickable if clickable.start() else None
             told = recover_settings(self.app)
             problems = self.lifecycle.start()
             return told, problems, self.autostart.enabled()
@@ -211,16 +220,27 @@ class Shell(QObject):
         if tray is not None and tray.isVisible() and QSystemTrayIcon.supportsMessages():
             self.tray.show_message(notice)
             self.delivery = "tray"
-        elif DesktopNotifier.available():
+        elif self.clickable is not None:
             self.delivery = "dbus"
-            self.bridge.call(lambda: DesktopNotifier().notify(notice.title, notice.body),
-                             lambda shown: self._dbus_done(bool(shown)))
+            fut = self.clickable.notify(notice.title, notice.body)
+            fut.add_done_callback(lambda f: self._dbus_sent.emit(
+                notice, f.exception() if f.exception() is not None else f.result()))
         else:
             self.delivery = "in-app"
         self.state_changed.emit()
 
-    def _dbus_done(self, shown: bool) -> None:
-        if not shown:
+    def _on_dbus_clicked(self, nid: int) -> None:
+        notice = self._dbus_ids.get(nid)
+        if notice is not None:  # a click on another app's notification is none of ours
+            self.open_notice(notice)
+
+    def _on_dbus_sent(self, notice: Notice, nid: object) -> None:
+        if isinstance(nid, int):
+            self._dbus_ids[nid] = notice
+            while len(self._dbus_ids) > 200:
+                self._dbus_ids.pop(next(iter(self._dbus_ids)))
+        else:  # no notification service answered: the in-app list (the window says so)
+            log.info("desktop notification not shown: %s", nid)
             self.delivery = "in-app"
             self.state_changed.emit()
 
@@ -402,6 +422,8 @@ class Shell(QObject):
                 w.hide()
             except RuntimeError:  # already deleted by Qt
                 pass
+        if self.clickable is not None:
+            self.clickable.stop()
         self.bridge.call(self.lifecycle.stop, lambda _: self.exit(), lambda _: self.exit())
         QTimer.singleShot(6000, self.exit)  # stop() is bounded at 5 s; this is the backstop
 
