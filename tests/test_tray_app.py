@@ -574,3 +574,25 @@ def test_without_a_tray_notifications_go_over_dbus_and_a_click_opens_the_chat(  
         qtbot.waitUntil(lambda: bool(opened), timeout=10_000)
         assert opened == [("Kip", "Water the <b>basil</b> & the mint.")]
         shell.clickable.stop()
+
+
+def test_sigterm_quits_the_tray_cleanly(app_context) -> None:  # type: ignore[no-untyped-def]
+    """Logging out sends SIGTERM: the app stops its services and exits 0, like Quit."""
+    import signal
+
+    make_persona(app_context, "Kip")
+    env = dict(os.environ, HEARTHSIDE_REPORT_READY="1")
+    proc = subprocess.Popen([sys.executable, "-m", "hearthside"], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert "ready with 1 persona" in line, proc.stderr.read() if proc.stderr else ""
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(15) == 0
+        assert time.monotonic() - t0 < 7.0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)

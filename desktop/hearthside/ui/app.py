@@ -428,6 +428,25 @@ class Shell(QObject):
         QTimer.singleShot(6000, self.exit)  # stop() is bounded at 5 s; this is the backstop
 
 
+def _quit_on_signals(shell: Shell) -> QTimer:
+    """SIGTERM (logout, ``kill``) and SIGINT quit cleanly, like the menu's Quit.
+
+    Python runs signal handlers only between bytecodes, and Qt's event loop waits in C, so a
+    one-second timer lets the interpreter look (a negligible wake-up when idle).
+    """
+    import signal
+
+    def handler(_signum: int, _frame: object) -> None:
+        QTimer.singleShot(0, shell.quit)
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, handler)
+    wake = QTimer()
+    wake.timeout.connect(lambda: None)
+    wake.start(1000)
+    return wake
+
+
 def _quit_qt() -> None:
     qapp = QApplication.instance()
     if qapp is not None:
@@ -488,7 +507,8 @@ def run_app(app: AppContext) -> int:
     single.show_requested.connect(shell.show_main)
     tray.show()
     shell.start()
-    qapp._hearthside = (shell, tray, single)  # type: ignore[attr-defined]  # keep alive
+    wake = _quit_on_signals(shell)
+    qapp._hearthside = (shell, tray, single, wake)  # type: ignore[attr-defined]  # keep alive
     code = int(qapp.exec())
     shell.lifecycle.stop()  # a no-op after Quit; stops services after a signal ended the loop
     shell.bridge.close()
