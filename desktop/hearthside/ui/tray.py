@@ -206,7 +206,7 @@ class MainWindow(QWidget):
         layout.addLayout(per)
         general = QHBoxLayout()
         self.new_btn = self._button("New persona…", shell.show_welcome)
-        self.all_review_btn = self._button("Review changes…", lambda: shell.show_review())
+        self.all_review_btn = self._button("Review all changes…", lambda: shell.show_review())
         self.notes_btn = self._button("Notifications…", shell.show_notifications)
         self.settings_btn = self._button("Settings…", shell.show_settings)
         for b in (self.new_btn, self.all_review_btn, self.notes_btn, self.settings_btn):
@@ -292,7 +292,7 @@ class MainWindow(QWidget):
         parts += [f"Problem: {e}" for e in list(shell.errors.values())[:3]]
         self.status.setText(" ".join(parts) or "All quiet.")
         self.new_btn.setText("New persona…" if shell.rows or not shell.rows_loaded else FIRST_PERSONA)
-        self.all_review_btn.setText(f"Review changes ({waiting})…" if waiting else "Review changes…")
+        self.all_review_btn.setText(f"Review all changes ({waiting})…" if waiting else "Review all changes…")
         self.notes_btn.setText(f"Notifications ({shell.unread} new)…" if shell.unread else "Notifications…")
         self.login.setChecked(shell.autostart_on)
         self._update_buttons()
