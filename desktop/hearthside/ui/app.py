@@ -24,7 +24,7 @@ from PySide6.QtCore import QObject, QTimer, QUrl, Signal
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QApplication, QInputDialog, QSystemTrayIcon, QWidget
 
-from ..adapters.notification_clicks import ClickableNotifications
+from ..adapters.notifications import ClickableNotifications
 from ..app.alerts import Notice
 from ..app.autostart import Autostart
 from ..app.context import AppContext
