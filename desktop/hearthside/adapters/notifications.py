@@ -132,7 +132,7 @@ class ClickableNotifications:
 
     def _run(self) -> None:
         from jeepney import DBusAddress, MatchRule, message_bus, new_method_call
-        from jeepney.io.blocking import open_dbus_connection  # type: ignore[import-untyped]
+        from jeepney.io.blocking import open_dbus_connection
 
         try:
             conn = open_dbus_connection(bus="SESSION")

@@ -194,7 +194,8 @@ class Lifecycle:
 
     # --- intents -------------------------------------------------------------------------
     def check_in_now(self, persona: str) -> concurrent.futures.Future[Any]:
-        return self.app.runtime.submit(self.app.heartbeat.run(persona))
+        fut: concurrent.futures.Future[Any] = self.app.runtime.submit(self.app.heartbeat.run(persona))
+        return fut
 
     def set_paused(self, persona: str, paused: bool) -> None:
         self.app.heartbeat.set_paused(persona, paused)
@@ -265,7 +266,7 @@ def recover_settings(app: Any) -> str:
     settings.all()
     if not settings.error:
         return ""
-    why = settings.error
+    why: str = settings.error
     path = settings.path
     try:
         backup = keep_backup(path)
