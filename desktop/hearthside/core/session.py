@@ -8,6 +8,8 @@ is frozen in a :class:`SessionSnapshot`: edits to files or memory land in the *n
 
 from __future__ import annotations
 
+import math
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -26,6 +28,32 @@ MEMORY_HEADER = (
 SKILLS_HEADER = "Skills you can load with the Skill tool (name: description):"
 
 
+#: C0/C1 controls, DEL and the Unicode line/paragraph separators: anything that could start a
+#: new line (CR, NEL, U+2028...) or steer a terminal, in text the model wrote.
+_UNSAFE_IN_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def escape_line(text: str) -> str:
+    """Model-written text made safe for one prompt line: every control and line-separator
+    character shown as an escape (``\\n``, ``\\r``, ``\\u2028``), so it cannot start a line
+    that reads like the system's own."""
+    def esc(m: re.Match[str]) -> str:
+        c = m.group()
+        return {"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(c) or (
+            f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}")
+    return _UNSAFE_IN_LINE.sub(esc, text)
+
+
+def _day(ts: float) -> str:
+    """The UTC day of a timestamp, or "" for none or one no calendar holds (NaN, 1e300)."""
+    if not ts or not math.isfinite(ts):
+        return ""
+    try:
+        return time.strftime("%Y-%m-%d", time.gmtime(ts))
+    except (OverflowError, OSError, ValueError):
+        return ""
+
+
 @dataclass(frozen=True)
 class SkillLine:
     name: str
@@ -39,13 +67,13 @@ def render_memory_index(entries: Sequence[MemoryEntry], max_entries: int = MEMOR
     clean = [e for e in entries if not e.finding]
     if not clean:
         return "", ()
-    recent = sorted(clean, key=lambda e: (-e.updated_at, e.key))[:max_entries]
+    recent = sorted(clean, key=lambda e: (-_when(e.updated_at), e.key))[:max_entries]
     budget = max_bytes - len(MEMORY_HEADER.encode()) - 64
     chosen: list[tuple[str, str]] = []
     used = 0
     for e in recent:
-        day = time.strftime("%Y-%m-%d", time.gmtime(e.updated_at)) if e.updated_at else ""
-        line = f"- {e.key} - {e.description.replace(chr(10), ' ')[:200]}" + (f" ({day})" if day else "")
+        day = _day(e.updated_at)
+        line = f"- {escape_line(e.key)} - {escape_line(e.description[:200])}" + (f" ({day})" if day else "")
         n = len(line.encode()) + 1
         if used + n > budget:
             break
@@ -57,6 +85,11 @@ def render_memory_index(entries: Sequence[MemoryEntry], max_entries: int = MEMOR
     if hidden:
         lines.append(f"({hidden} more not shown; find them with memory_search.)")
     return "\n".join(lines), tuple(k for k, _ in chosen)
+
+
+def _when(ts: float) -> float:
+    """A sort key that puts a NaN time last instead of scrambling the order."""
+    return ts if math.isfinite(ts) else float("-inf")
 
 
 def render_skills(skills: Sequence[SkillLine]) -> str:

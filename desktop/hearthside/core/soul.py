@@ -10,18 +10,22 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from .boundedread import read_bounded
-from .injection import scan_for_injection
+from .injection import normalise, scan_for_injection
 
 #: The byte ceiling on the soul file (the Hermes 20 KiB cap). Over it the soul is rejected.
 DEFAULT_MAX_BYTES = 20 * 1024
 
 #: The data-fence close tag; a body containing it could break out of the fence.
 FENCE_CLOSE = "</soul>"
+#: The close tag as a model may read it: any case, spaces before ``>``, on the scan's
+#: normalised copy (so fullwidth or zero-width-split spellings count too).
+_FENCE_CLOSE_RE = re.compile(r"</\s*soul\s*>", re.IGNORECASE | re.ASCII)
 
 APP_NAME = "hearthside"
 
@@ -70,8 +74,10 @@ def validate_body(body: str | bytes, max_bytes: int = 0) -> tuple[str, str]:
     hit = scan_for_injection(clean)
     if hit is not None:
         return "", f"the soul contains an {hit.describe()}; remove it to use the soul"
-    if FENCE_CLOSE in clean:
-        return "", f"the soul contains the fence tag {FENCE_CLOSE}; remove it to use the soul"
+    fence = _FENCE_CLOSE_RE.search(normalise(clean)[0])
+    if fence:
+        written = "" if fence.group() == FENCE_CLOSE else f" (written {fence.group()!r})"
+        return "", f"the soul contains the fence tag {FENCE_CLOSE}{written}; remove it to use the soul"
     return clean, ""
 
 
