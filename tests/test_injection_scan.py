@@ -117,3 +117,12 @@ def test_fast_normalisation_matches_the_literal_one(text: str) -> None:
     assert norm == ref
     for i in range(len(norm)):
         assert (i if cmap is None else cmap(i)) == where[i]
+
+
+def test_every_character_the_invisible_rules_judge_is_removed_from_the_copy() -> None:
+    """The scan skips the invisible rules when no ignorable character is present; that is only
+    sound if every character those rules look at is one the normalised copy drops."""
+    from hearthside.core.injection import _CANDIDATE, _IGNORABLE
+
+    judged = [cp for cp in range(0x110000) if not 0xD800 <= cp < 0xE000 and _CANDIDATE.match(chr(cp))]
+    assert judged and all(_IGNORABLE.match(chr(cp)) for cp in judged)

@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from bisect import bisect_right
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -49,7 +50,6 @@ _COMPILED = tuple(re.compile(p, re.IGNORECASE | re.ASCII) for p in INJECTION_PAT
 #: Unicode line breaks other than ``\n`` (CR LF becomes two ``\n``: every pattern treats a run of
 #: line breaks like one, so this keeps the copy the same length and the match the same).
 LINE_BREAKS = "\r\x0b\x0c\x85\u2028\u2029"
-_LB_TABLE = str.maketrans({c: "\n" for c in LINE_BREAKS})
 _LINE_SPLIT = re.compile("\r\n|[\n\r\x0b\x0c\x85\u2028\u2029]")
 
 #: Default_Ignorable_Code_Point (Unicode 14): removed from the normalised copy, so no
@@ -82,6 +82,7 @@ def _unstable() -> re.Pattern[str]:
     return re.compile(f"[{cls}{IGNORABLE_CLASS}]")
 
 
+@lru_cache(maxsize=4096)
 def _norm_char(c: str) -> str:
     """The contract's normalisation of one character (line breaks are translated after)."""
     if _IGNORABLE.match(c):
@@ -89,49 +90,63 @@ def _norm_char(c: str) -> str:
     return unicodedata.normalize("NFKC", c)
 
 
+def _norm_match(m: re.Match[str]) -> str:
+    return _norm_char(m.group())
+
+
 class _Map:
-    """Normalised offset -> original offset, piecewise: identity between changed characters."""
+    """Normalised offset -> original offset, piecewise: identity between changed characters.
+
+    Built only when a marker is found (the copy itself is made by one ``re.sub``)."""
 
     __slots__ = ("ident", "norm", "orig")
 
-    def __init__(self) -> None:
+    def __init__(self, text: str, rx: re.Pattern[str]) -> None:
         self.norm: list[int] = [0]
         self.orig: list[int] = [0]
         self.ident: list[bool] = [True]
-
-    def add(self, norm_at: int, orig_at: int, norm_len: int) -> None:
-        self.norm.append(norm_at)
-        self.orig.append(orig_at)
-        self.ident.append(False)
-        self.norm.append(norm_at + norm_len)
-        self.orig.append(orig_at + 1)
-        self.ident.append(True)
+        shift = 0  # normalised index minus original index, so far
+        for hit in rx.finditer(text):
+            i = hit.start()
+            n = len(_norm_char(hit.group()))
+            self.norm += (i + shift, i + shift + n)
+            self.orig += (i, i + 1)
+            self.ident += (False, True)
+            shift += n - 1
 
     def __call__(self, i: int) -> int:
         k = bisect_right(self.norm, i) - 1
         return self.orig[k] + (i - self.norm[k]) if self.ident[k] else self.orig[k]
 
 
-def normalise(text: str) -> tuple[str, _Map | None]:
-    """The normalised copy and its offset map (None when offsets are unchanged)."""
-    if text.isascii() or (unicodedata.is_normalized("NFKC", text) and not _IGNORABLE.search(text)):
-        return text.translate(_LB_TABLE), None
-    rx = _IGNORABLE if unicodedata.is_normalized("NFKC", text) else _unstable()
-    parts: list[str] = []
-    m = _Map()
-    pos = 0
-    npos = 0
-    for hit in rx.finditer(text):
-        i = hit.start()
-        parts.append(text[pos:i])
-        npos += i - pos
-        rep = _norm_char(hit.group())
-        parts.append(rep)
-        m.add(npos, i, len(rep))
-        npos += len(rep)
-        pos = i + 1
-    parts.append(text[pos:])
-    return "".join(parts).translate(_LB_TABLE), m
+_OTHER_BREAKS = re.compile(f"[{LINE_BREAKS}]")
+
+
+def _breaks_to_newline(text: str) -> str:
+    """Every line break as ``\\n``, one for one (``re.sub`` is C speed; ``str.translate`` with
+    a dict is a Python lookup per character)."""
+    return _OTHER_BREAKS.sub("\n", text) if _OTHER_BREAKS.search(text) else text
+
+
+def normalise(text: str) -> tuple[str, Callable[[int], int] | None]:
+    """The normalised copy and a function taking its offsets back to ``text`` (None when
+    offsets are unchanged). The function is built on first use."""
+    return _normalise(text, not text.isascii() and _IGNORABLE.search(text) is not None)
+
+
+def _normalise(text: str, has_ignorable: bool) -> tuple[str, Callable[[int], int] | None]:
+    stable = text.isascii() or unicodedata.is_normalized("NFKC", text)
+    if stable and not has_ignorable:
+        return _breaks_to_newline(text), None
+    rx = _IGNORABLE if stable else _unstable()
+    built: list[_Map] = []
+
+    def cmap(i: int) -> int:
+        if not built:
+            built.append(_Map(text, rx))
+        return built[0](i)
+
+    return _breaks_to_newline(rx.sub(_norm_match, text)), cmap
 
 
 def normalise_reference(text: str) -> tuple[str, list[int]]:
@@ -233,6 +248,24 @@ def _non_latin_letter_or_mark(c: str) -> bool:
     return not any(a <= cp <= b for a, b in _LATIN_RANGES)
 
 
+@lru_cache(maxsize=1)
+def _suspects() -> re.Pattern[str]:
+    """Candidates in text that holds joiners: every listed character except a ZWNJ/ZWJ with a
+    non-Latin letter or mark on both sides (the common, legitimate case, left to the regex
+    engine so a Persian or Hindi book costs no Python per joiner). Built once (~30 ms)."""
+    cps = [cp for lo, hi in ((0x80, 0x32400), (0xE0100, 0xE01F0)) for cp in range(lo, hi)
+           if _non_latin_letter_or_mark(chr(cp))]
+    ranges: list[list[int]] = []
+    for cp in cps:
+        if ranges and ranges[-1][1] == cp - 1:
+            ranges[-1][1] = cp
+        else:
+            ranges.append([cp, cp])
+    nl = "".join(re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in ranges)
+    j = "[\u200c\u200d]"  # the joiner is matched first, then its two neighbours are looked at
+    return re.compile(f"[{ALWAYS_FLAGGED_CLASS}\u200e\u200f]|{j}(?:(?<![{nl}]{j})|(?![{nl}]))")
+
+
 def _is_emoji(c: str) -> bool:
     return unicodedata.category(c) == "So" or 0x1F3FB <= ord(c) <= 0x1F3FF
 
@@ -308,7 +341,8 @@ def _invisible_offsets(text: str, first_only: bool) -> list[int]:
     lines = _Lines(text)
     rtl_lines: dict[int, bool] = {}
     out: list[int] = []
-    for m in _CANDIDATE.finditer(text):
+    rx = _suspects() if ("\u200c" in text or "\u200d" in text) else _CANDIDATE
+    for m in rx.finditer(text):
         if not _invisible_ok(text, m.start(), tag_spans, lines, rtl_lines):
             out.append(m.start())
             if first_only:
@@ -375,7 +409,10 @@ def _invisible_hit(lines: _Lines, i: int) -> InjectionHit:
 
 
 def _scan(text: str, first_only: bool) -> list[InjectionHit]:
-    norm, cmap = normalise(text)
+    # Every character the invisible rules look at is default-ignorable, so one search
+    # decides both whether the copy loses characters and whether there is anything to judge.
+    has_ignorable = not text.isascii() and _IGNORABLE.search(text) is not None
+    norm, cmap = _normalise(text, has_ignorable)
     data = norm.encode("utf-8", "surrogatepass")
     hits: list[InjectionHit] = []
     lines = _Lines(text)
@@ -386,7 +423,7 @@ def _scan(text: str, first_only: bool) -> list[InjectionHit]:
         hits.append(_marker_hit(lines, os_, oe))
         if first_only:
             return hits
-    if text.isascii():
+    if not has_ignorable:
         return hits
     offsets = _invisible_offsets(text, first_only)
     hits.extend(_invisible_hit(lines, i) for i in offsets[:MAX_INVISIBLE_FINDINGS])
