@@ -47,9 +47,10 @@ def test_the_history_is_bounded_and_keeps_the_newest(tmp_path) -> None:  # type:
 @needs_bus
 def test_headless_mode_runs_heartbeats_notifies_and_stops_on_sigterm(app_context) -> None:  # type: ignore[no-untyped-def]
     make_persona(app_context)
-    app_context.settings.set("personas", {"juniper": {"heartbeat_interval_minutes": 0.01}})  # 0.6 s
+    app_context.settings.set("personas", {"juniper": {"heartbeat_interval_minutes": 1}})
     with NotificationServer() as srv, FakeModel(default={"text": "Your 3pm sync starts soon."}) as fm:
-        env = dict(os.environ, **fm.env(), HEARTHSIDE_MODEL_API_KEY="loopback")
+        env = dict(os.environ, **fm.env(), HEARTHSIDE_MODEL_API_KEY="loopback",
+                   HEARTHSIDE_HEARTBEAT_MINUTE_SECONDS="0.6")  # a 1-minute interval ticks in 0.6 s
         proc = subprocess.Popen([sys.executable, "-m", "hearthside", "--headless"], env=env,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:

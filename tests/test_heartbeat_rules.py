@@ -119,6 +119,13 @@ def test_settings_come_from_the_persona_table_with_defaults() -> None:
     assert HeartbeatSettings.from_mapping({"heartbeat_interval_minutes": "soon"}).interval_minutes == 30
 
 
+@pytest.mark.parametrize("given,minutes", [(0, 0.0), ("0", 0.0), (1, 1.0), (90, 90.0), ("2.5", 2.5),
+                                           (0.0001, 30.0), (0.99, 30.0), (-1, 30.0), (float("nan"), 30.0),
+                                           (float("inf"), 30.0), (True, 30.0), (1e400, 30.0)])
+def test_an_interval_below_one_minute_is_refused_and_zero_stays_off(given, minutes) -> None:  # type: ignore[no-untyped-def]
+    assert HeartbeatSettings.from_mapping({"heartbeat_interval_minutes": given}).interval_minutes == minutes
+
+
 def test_the_same_alert_within_24_hours_is_a_duplicate() -> None:
     now = datetime(2026, 7, 1, 12, tzinfo=UTC)
     hist = [("juniper", "Your  3pm sync is soon", now - timedelta(hours=23, minutes=59))]

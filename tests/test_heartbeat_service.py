@@ -180,7 +180,8 @@ def test_misconfigured_active_hours_skip_with_a_warning_the_terminal_shows(app_c
     assert warned and "juniper" in warned[0].getMessage()
 
 
-@pytest.mark.parametrize("given,warns", [("thirty", True), (-5, True), (True, True), (15, False), ("0", False)])
+@pytest.mark.parametrize("given,warns", [("thirty", True), (-5, True), (True, True), (15, False), ("0", False),
+                                         (0.0001, True), (0.5, True), (float("inf"), True), (1, False), (0, False)])
 def test_an_interval_that_is_not_minutes_is_named_in_a_warning(app_context, caplog, given, warns) -> None:  # type: ignore[no-untyped-def]
     app_context.settings.set("personas", {"juniper": {"heartbeat_interval_minutes": given}})
     with caplog.at_level(logging.WARNING, "hearthside.app.heartbeat"):
@@ -188,8 +189,10 @@ def test_an_interval_that_is_not_minutes_is_named_in_a_warning(app_context, capl
     named = [r for r in caplog.records if "heartbeat_interval_minutes" in r.getMessage()]
     assert bool(named) is warns
     if warns:
-        assert repr(given) in named[0].getMessage() and cfg.interval_minutes in (30.0, 0.0)
-    assert cfg.interval_minutes != 1.0  # `= true` must not mean a check-in every minute
+        assert repr(given) in named[0].getMessage() and cfg.interval_minutes == 30.0
+        assert "at least 1" in named[0].getMessage()
+    if given is True:
+        assert cfg.interval_minutes != 1.0  # `= true` must not mean a check-in every minute
 
 
 def test_unattended_runs_offer_only_read_only_and_memory_tools(app_context, monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -209,7 +212,8 @@ def test_unattended_runs_offer_only_read_only_and_memory_tools(app_context, monk
 
 def test_a_scheduled_interval_ticks_on_its_own(app_context, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     make_persona(app_context)
-    app_context.settings.set("personas", {"juniper": {"heartbeat_interval_minutes": 0.005}})  # 0.3 s
+    app_context.settings.set("personas", {"juniper": {"heartbeat_interval_minutes": 1}})
+    monkeypatch.setenv("HEARTHSIDE_HEARTBEAT_MINUTE_SECONDS", "0.3")  # a 1-minute interval ticks in 0.3 s
     with FakeModel(default={"text": "HEARTBEAT_OK"}) as fm:
         use_model(monkeypatch, fm)
         svc = service(app_context)
@@ -228,7 +232,8 @@ def test_a_scheduled_interval_ticks_on_its_own(app_context, monkeypatch) -> None
 
 def test_a_persona_created_while_running_gets_its_own_schedule(app_context, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     make_persona(app_context, "first")
-    fast = {"heartbeat_interval_minutes": 0.005}
+    fast = {"heartbeat_interval_minutes": 1}
+    monkeypatch.setenv("HEARTHSIDE_HEARTBEAT_MINUTE_SECONDS", "0.3")
     app_context.settings.set("personas", {"first": fast, "second": fast})
     with FakeModel(default={"text": "HEARTBEAT_OK"}) as fm:
         use_model(monkeypatch, fm)

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -27,6 +29,7 @@ from ..core.heartbeat import (
     is_duplicate,
     settings_problem,
     skip_reason,
+    usable_interval,
     utcnow,
 )
 from ..core.redact import redact
@@ -59,13 +62,18 @@ class HeartbeatOutcome:
 
 
 def _is_minutes(value: object) -> bool:
-    """A usable interval: a number (or numeric text) of at least 0 (0 turns check-ins off)."""
-    if isinstance(value, bool):
-        return False
+    """A usable interval: 0 (check-ins off) or a number (or numeric text) of at least 1 minute."""
+    return usable_interval(value) is not None
+
+
+def _seconds_per_minute() -> float:
+    """How long a settings 'minute' lasts: 60 s, unless ``HEARTHSIDE_HEARTBEAT_MINUTE_SECONDS``
+    shortens it for tests and demos (the one-minute floor applies to the setting, not to this)."""
     try:
-        return float(value) >= 0  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return False
+        value = float(os.environ.get("HEARTHSIDE_HEARTBEAT_MINUTE_SECONDS", "") or 60)
+    except ValueError:
+        return 60.0
+    return value if math.isfinite(value) and value > 0 else 60.0
 
 
 class HeartbeatDeps(Protocol):
@@ -95,6 +103,7 @@ class HeartbeatService:
         self.history = history or NotificationHistory(app.paths.history_file)
         self.model_factory: Callable[[], ChatModel] = model_factory or (lambda: app.sessions.model())
         self.clock = clock
+        self.seconds_per_minute = _seconds_per_minute()
         self._running: set[str] = set()
         self._pending: set[str] = set()
         self._drivers: dict[str, asyncio.Task[Any]] = {}
@@ -111,8 +120,8 @@ class HeartbeatService:
         given = raw.get("heartbeat_interval_minutes") if isinstance(raw, dict) else None
         if given is not None and not _is_minutes(given):
             # from_mapping falls back to the default; say so, or the typo goes unnoticed forever
-            log.warning("personas.%s.heartbeat_interval_minutes in settings.toml is %r, not a number of "
-                        "minutes; using %g", persona, given, cfg.interval_minutes)
+            log.warning("personas.%s.heartbeat_interval_minutes in settings.toml is %r, not 0 (off) or "
+                        "a number of minutes of at least 1; using %g", persona, given, cfg.interval_minutes)
         return cfg
 
     def set_paused(self, persona: str, paused: bool) -> None:
@@ -246,10 +255,10 @@ class HeartbeatService:
             self.app.settings.reload()
             cfg = self.settings_for(persona)
             if cfg.interval_minutes <= 0:
-                await asyncio.sleep(60)
+                await asyncio.sleep(self.seconds_per_minute)
                 continue
             self._next[persona] = self.clock() + timedelta(minutes=cfg.interval_minutes)
-            await asyncio.sleep(cfg.interval_minutes * 60)
+            await asyncio.sleep(cfg.interval_minutes * self.seconds_per_minute)
             self.tick(persona)
 
     def next_run(self, persona: str) -> datetime | None:

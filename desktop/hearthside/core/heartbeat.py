@@ -8,6 +8,7 @@ de-duplication of alerts.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -15,6 +16,25 @@ from datetime import UTC, datetime, timedelta, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 DEFAULT_INTERVAL_MINUTES = 30.0
+#: The shortest check-in interval (contract section 5): 0 turns check-ins off, anything between
+#: is refused (a 0.0001-minute interval once made 448 model requests in 9 s).
+MIN_INTERVAL_MINUTES = 1.0
+
+
+def usable_interval(value: object) -> float | None:
+    """Minutes from a setting when usable: 0 (off) or a finite number of at least 1 minute.
+
+    ``True`` is not a number of minutes (``float(True)`` would mean a check-in every minute).
+    """
+    if isinstance(value, bool):
+        return None
+    try:
+        minutes = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError, OverflowError):
+        return None
+    if minutes == 0 or (math.isfinite(minutes) and minutes >= MIN_INTERVAL_MINUTES):
+        return minutes
+    return None
 DEFAULT_PROMPT = (
     "Heartbeat. Read your HEARTBEAT.md section and follow it. If nothing needs attention, "
     "reply HEARTBEAT_OK."
@@ -103,15 +123,9 @@ class HeartbeatSettings:
     @classmethod
     def from_mapping(cls, raw: object) -> HeartbeatSettings:
         d = raw if isinstance(raw, dict) else {}
-        raw_interval = d.get("heartbeat_interval_minutes", DEFAULT_INTERVAL_MINUTES)
-        try:
-            if isinstance(raw_interval, bool):  # float(True) is 1.0: a check-in every minute
-                raise TypeError("a switch is not a number of minutes")
-            interval = float(raw_interval)
-        except (TypeError, ValueError):
-            interval = DEFAULT_INTERVAL_MINUTES
+        interval = usable_interval(d.get("heartbeat_interval_minutes", DEFAULT_INTERVAL_MINUTES))
         return cls(
-            interval_minutes=max(0.0, interval),
+            interval_minutes=DEFAULT_INTERVAL_MINUTES if interval is None else interval,
             active_start=str(d.get("active_start", "") or ""),
             active_end=str(d.get("active_end", "") or ""),
             timezone=str(d.get("timezone", "") or ""),
