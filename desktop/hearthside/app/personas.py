@@ -10,6 +10,9 @@ The only write this service ever makes into a persona folder is ``create`` of a 
 from __future__ import annotations
 
 import os
+import re
+import shlex
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
@@ -47,6 +50,15 @@ class PersonaInfo:
 
 #: Where the folders a user added live in settings.toml: ``[persona_folders] paths = [...]``.
 ADDED_FOLDERS_KEY = "persona_folders.paths"
+#: The persona name given to each added folder: ``[persona_folders.names] "/path" = "name"``.
+ADDED_NAMES_KEY = "persona_folders.names"
+
+
+def suggest_name(text: str) -> str:
+    """A valid persona name close to ``text`` ("Café" -> "Cafe", "x(1)" -> "x-1"), or "persona"."""
+    folded = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    cleaned = re.sub(r"[^A-Za-z0-9 _.-]+", "-", folded).strip(" .-_")[:64].rstrip(" .-_")
+    return cleaned if cleaned and not validate_persona_name(cleaned) else "persona"
 
 
 class PersonaService:
@@ -64,6 +76,14 @@ class PersonaService:
             return []
         return [Path(os.path.expanduser(p.strip())) for p in raw if isinstance(p, str) and p.strip()]
 
+    def added_names(self) -> dict[str, str]:
+        """The name each added folder was given (path -> name); hand edits of a wrong type are
+        ignored, so a folder then falls back to its own name."""
+        raw = self.settings.get(ADDED_NAMES_KEY, {}) or {}
+        if not isinstance(raw, dict):
+            return {}
+        return {str(k): v for k, v in raw.items() if isinstance(v, str) and v}
+
     def list(self) -> list[PersonaInfo]:
         """Every persona, sorted by name; an added folder that is gone is listed as missing."""
         found: dict[str, PersonaInfo] = {}
@@ -72,27 +92,62 @@ class PersonaService:
             for entry in sorted(root.iterdir()):
                 if entry.is_dir() and not entry.name.startswith("."):
                     found[entry.name] = self._info(entry.name, entry, "personas")
+        names = self.added_names()
         for folder in self.added_folders():
-            name = folder.name if folder.name not in found else f"{folder.parent.name}-{folder.name}"
+            name = names.get(str(folder)) or folder.name or str(folder)
+            if name in found:
+                name = f"{folder.parent.name}-{name}"
             found.setdefault(name, self._info(name, folder, "added"))
         return [found[k] for k in sorted(found)]
 
-    def add_folder(self, folder: str | os.PathLike[str]) -> PersonaInfo:
+    def add_folder(self, folder: str | os.PathLike[str], name: str = "") -> PersonaInfo:
         """Add an existing folder (an OpenClaw workspace, a Hermes home) as a persona.
 
+        The persona is called ``name``, or the folder's own name when that is a valid persona
+        name; a folder called ``Café`` or ``x(1)`` needs ``name`` (the refusal suggests one).
         Only the setting changes; nothing is created or written in the folder itself.
         """
-        path = Path(os.path.expanduser(os.fspath(folder))).absolute()
+        path = Path(os.path.normpath(Path(os.path.expanduser(os.fspath(folder))).absolute()))
         problem = folder_problem(path)
         if problem:
             raise PersonaError(problem)
+        if not path.name:
+            raise PersonaError(f"{path} is the top of the file system, not a persona folder; add the "
+                               "folder that holds the persona's Markdown files.")
         resolved = path.resolve()
         if resolved.parent == self.paths.personas_dir.resolve():
             raise PersonaError(f"{path} is already one of your personas.")
         current = self.added_folders()
         if any(p.resolve() == resolved for p in current):
             raise PersonaError(f"{path} is already added.")
-        self.settings.set(ADDED_FOLDERS_KEY, [str(p) for p in current] + [str(path)])
+        chosen = name or path.name
+        reason = validate_persona_name(chosen)
+        if reason and name:
+            raise PersonaError(f"{reason}.")
+        if reason:
+            raise PersonaError(
+                f"the folder's name {chosen!r} cannot be a persona name (use 1-64 letters, digits, spaces, '.', '_' or '-', "
+                f"starting with a letter or digit); add it with a name, for example: "
+                f"hearthside persona add {shlex.quote(str(path))} --name {shlex.quote(suggest_name(chosen))}"
+            )
+        clash = next((i for i in self.list() if i.name.casefold() == chosen.casefold()), None)
+        if clash is not None:
+            raise PersonaError(
+                f"there is already a persona named {clash.name!r} ({clash.path}); add this folder "
+                f"with another name: hearthside persona add {shlex.quote(str(path))} --name NAME"
+            )
+
+        def mutate(data: dict[str, object]) -> None:
+            section = data.get("persona_folders")
+            if not isinstance(section, dict):
+                section = data["persona_folders"] = {}
+            names = section.get("names")
+            if not isinstance(names, dict):
+                names = section["names"] = {}
+            section["paths"] = [str(p) for p in current] + [str(path)]
+            names[str(path)] = chosen
+
+        self.settings.update(mutate)
         return next(i for i in self.list() if i.path == path)
 
     def remove_folder(self, name: str) -> Path:
@@ -106,7 +161,17 @@ class PersonaService:
                 "never deletes a persona folder. Move or delete it yourself if you mean to."
             )
         keep = [str(p) for p in self.added_folders() if p != info.path]
-        self.settings.set(ADDED_FOLDERS_KEY, keep)
+
+        def mutate(data: dict[str, object]) -> None:
+            section = data.get("persona_folders")
+            if not isinstance(section, dict):
+                section = data["persona_folders"] = {}
+            section["paths"] = keep
+            names = section.get("names")
+            if isinstance(names, dict):
+                names.pop(str(info.path), None)
+
+        self.settings.update(mutate)
         return info.path
 
     def _info(self, name: str, path: Path, source: str) -> PersonaInfo:
@@ -115,9 +180,20 @@ class PersonaService:
         return PersonaInfo(name, path, files, exists, source)
 
     def get(self, name: str) -> PersonaInfo:
+        """The persona called ``name``; one whose name cannot work (a folder added before names
+        were checked) is refused with what to do, never passed on to fail later."""
         for info in self.list():
             if info.name == name:
+                reason = validate_persona_name(name)
+                if reason:
+                    raise PersonaError(
+                        f"{reason}. The folder {info.path} was added under that name; give it a name "
+                        f"that works: hearthside persona remove {shlex.quote(str(info.path))}, then "
+                        f"hearthside persona add {shlex.quote(str(info.path))} --name {shlex.quote(suggest_name(name))}"
+                    )
                 return info
+        if validate_persona_name(name):
+            raise PersonaError(f"There is no persona named {name!r}. Run 'hearthside persona list' to see them.")
         raise PersonaError(
             f"There is no persona named {name!r}. Run 'hearthside persona list' to see them, "
             f"or 'hearthside persona new {name}' to create it."

@@ -48,11 +48,12 @@ def new_cmd(ctx: click.Context, name: str) -> None:
 
 @persona.command("add")
 @click.argument("folder", type=click.Path(file_okay=True, dir_okay=True))
+@click.option("--name", default="", help="The persona's name (default: the folder's name).")
 @click.pass_context
-def add_cmd(ctx: click.Context, folder: str) -> None:
+def add_cmd(ctx: click.Context, folder: str, name: str) -> None:
     """Use an existing folder (an OpenClaw workspace, a Hermes home) as a persona, as it is."""
     with handled(PersonaError):
-        info = get_app(ctx).personas.add_folder(folder)
+        info = get_app(ctx).personas.add_folder(folder, name)
     found = ", ".join(info.files) if info.files else "no persona files yet"
     echo(f"Added {info.path} as persona {info.name!r} ({found}). Its files stay as they are.")
 

@@ -147,8 +147,9 @@ def judge(
     if baseline is None:
         if first_scan and not reading.findings:
             return Verdict(APPROVED, "trusted on first use", trust=True)
-        if first_scan:
-            return Verdict(NEW, "not trusted on first use because of findings; review and approve it")
+        if reading.findings:
+            # the same reason on every run: whether this is the first scan is not the point
+            return Verdict(NEW, "not trusted because of findings; review and approve it")
         return Verdict(NEW, "the file appeared after the folder was first approved; review and approve it")
     if baseline.sha256 == reading.sha256:
         if reading.link_target and reading.link_target != baseline.link_target:
