@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
+from ..core.boundedread import read_bounded
 from ..core.memory.bm25 import Bm25Index
 from ..core.memory.model import (
     MAX_DOCUMENT_BYTES,
@@ -33,6 +34,7 @@ from ..core.memory.model import (
     MemoryEntry,
     MemoryRecord,
 )
+from ..core.safeparse import loads_json
 from .atomicfile import keep_backup, write_atomic
 from .locks import LockBusy, lock_for
 
@@ -112,18 +114,20 @@ class JsonMemoryStore:
     def _load(self) -> tuple[bytes, MemoryDocument]:
         """Read and parse the file. The parse is cached against the exact bytes: reading is
         cheap, parsing is not, and bytes (unlike inode and mtime) cannot collide by accident."""
-        try:
-            with open(self.path, "rb") as fh:
-                raw = fh.read(MAX_DOCUMENT_BYTES + 1)
-        except FileNotFoundError:
+        # Bounded and non-blocking: memory.json as a FIFO must not hang `memory list` or a chat.
+        if not os.path.lexists(self.path):
             return b"", MemoryDocument()
-        if self._cache and self._cache[0] == raw:
+        got = read_bounded(self.path, MAX_DOCUMENT_BYTES)
+        raw = got.data or b""
+        if got.data is not None and self._cache and self._cache[0] == raw:
             return raw, self._cache[1]
         try:
-            if len(raw) > MAX_DOCUMENT_BYTES:
+            if got.data is None:
+                raise CorruptMemoryError(got.reason.removeprefix(f"{self.path} "))
+            if got.over_cap:
                 raise CorruptMemoryError("it is larger than the 8 MiB limit")
-            doc = MemoryDocument.from_json_obj(json.loads(raw.decode("utf-8")))
-        except (ValueError, UnicodeDecodeError, CorruptMemoryError) as exc:
+            doc = MemoryDocument.from_json_obj(loads_json(raw.decode("utf-8")))
+        except (ValueError, UnicodeDecodeError, CorruptMemoryError) as exc:  # NestingError too
             raise CorruptMemoryError(
                 f"the learned memory file {self.path} is damaged ({_short(exc)}). It was kept as "
                 "is and Hearthside will not write memory for this persona until you act: run "

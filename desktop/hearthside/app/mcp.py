@@ -11,13 +11,15 @@ import asyncio
 import contextlib
 import functools
 import logging
+import os
+import stat
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
 from ..adapters.atomicfile import keep_backup, write_atomic
-from ..core.boundedread import read_bounded
+from ..core.boundedread import read_bounded, read_text_bounded
 from ..core.mcpconfig import (
     McpConfig,
     McpConfigError,
@@ -33,6 +35,7 @@ from ..core.mcpconfig import (
     validate_server,
     with_secret,
 )
+from ..core.safeparse import NESTED_TOO_DEEPLY
 from ..core.secrets import SecretStore, SecretStoreError
 from ..core.tools import Catalog, Tool
 from .paths import AppPaths, ensure_dir
@@ -91,6 +94,16 @@ def _locked(method: F) -> F:
 
 #: An MCP host configuration is a few KiB; anything past this is not one.
 MAX_IMPORT_BYTES = 4 * 1024 * 1024
+#: Hearthside's own mcp.json: a few KiB for dozens of servers; far more is not this file.
+MAX_MCP_BYTES = 4 * 1024 * 1024
+
+
+def _regular(path: Path) -> bool:
+    """Whether ``path`` (followed) is a regular file: one whose content can be kept aside."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
 
 
 #: An ``envFile`` is a few lines; anything past this is not one.
@@ -172,13 +185,22 @@ class McpService:
         """Read ``mcp.json``. A file that cannot be parsed is renamed aside (kept, never lost)
         and an empty config is used; ``load_error`` says so."""
         path = self.paths.mcp_file
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
+        # Bounded and non-blocking: mcp.json as a FIFO or a link to /dev/zero must not hang or
+        # exhaust `mcp list`, `chat` or --headless.
+        text, why = read_text_bounded(path, MAX_MCP_BYTES)
+        if text is None and not why:
+            return McpConfig()
+        if text is None and not _regular(path):  # nothing in it to keep: say so, use none
+            self.load_error = f"{why}; no MCP servers of yours are used until it is a regular file"
+            log.warning("mcp.json: %s", self.load_error)
             return McpConfig()
         try:
+            if text is None:
+                raise McpConfigError(why)
             cfg, plain = parse_stored(text)
-        except McpConfigError as exc:
+        except (McpConfigError, RecursionError) as exc:
+            if isinstance(exc, RecursionError):
+                exc = McpConfigError(f"{path} is not valid JSON: {NESTED_TOO_DEEPLY}")
             backup = keep_backup(path)
             self.load_error = f"{exc}; the file was kept as {backup.name} and an empty list is used"
             log.warning("mcp.json: %s", self.load_error)
@@ -274,7 +296,10 @@ class McpService:
             text = got.data.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise McpConfigError(f"{p} is not UTF-8 text (bad byte at offset {exc.start})") from None
-        parsed = parse_host_config(text, what=str(p), read_env_file=functools.partial(_read_env_file, p))
+        try:
+            parsed = parse_host_config(text, what=str(p), read_env_file=functools.partial(_read_env_file, p))
+        except RecursionError:
+            raise McpConfigError(f"{p} is not valid JSON: {NESTED_TOO_DEEPLY}; nothing was imported") from None
         current = self.load()
         new = current
         for cfg in parsed.servers:

@@ -22,7 +22,9 @@ from typing import Literal, Protocol, get_args
 from ..adapters.atomicfile import write_atomic
 from ..adapters.locks import lock_for
 from ..adapters.notifications import DesktopNotifier
+from ..core.boundedread import read_text_bounded
 from ..core.redact import redact
+from ..core.safeparse import loads_json
 
 __all__ = ["DesktopNotifier", "FanoutNotifier", "HistoryEntry", "LogNotifier", "NotificationHistory",
            "Notifier", "default_notifier"]
@@ -30,6 +32,8 @@ __all__ = ["DesktopNotifier", "FanoutNotifier", "HistoryEntry", "LogNotifier", "
 log = logging.getLogger(__name__)
 
 HISTORY_MAX_ENTRIES = 500
+#: 500 entries of at most a few KiB each; far more is not this file.
+MAX_HISTORY_BYTES = 16 * 1024 * 1024
 
 
 class Notifier(Protocol):
@@ -96,18 +100,23 @@ class NotificationHistory:
         return lock_for(str(self.path) + ".lock").held(5)
 
     def entries(self) -> list[HistoryEntry]:
-        try:
-            lines = self.path.read_text(encoding="utf-8").splitlines()
-        except FileNotFoundError:
+        # Bounded and non-blocking: a history that is a FIFO or a link to /dev/zero reads as empty.
+        text, why = read_text_bounded(self.path, MAX_HISTORY_BYTES)
+        if text is None:
+            if why:
+                log.warning("notification history not read: %s", why)
             return []
         out = []
-        for line in lines:
+        for line in text.splitlines():
             try:
-                d = json.loads(line)
+                d = loads_json(line)
                 status = d["status"]
                 if status not in _HISTORY_STATUSES:
                     continue  # not a line Hearthside wrote
-                out.append(HistoryEntry(str(d["persona"]), str(d["time"]), str(d["text"]), status))
+                entry = HistoryEntry(str(d["persona"]), str(d["time"]), str(d["text"]), status)
+                if entry.when.tzinfo is None:  # a time that does not parse, or has no zone, is damage
+                    continue
+                out.append(entry)
             except (ValueError, KeyError, TypeError):
                 continue  # a damaged line is skipped, the rest stays readable
         return out

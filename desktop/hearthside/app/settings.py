@@ -14,7 +14,6 @@ import copy
 import logging
 import os
 import threading
-import tomllib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ import tomli_w
 from ..adapters.atomicfile import keep_backup, write_atomic
 from ..adapters.locks import LockBusy, lock_for
 from ..core.boundedread import read_bounded
+from ..core.safeparse import loads_toml
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +38,21 @@ LOCK_TIMEOUT_S = 5.0
 
 class SettingsError(RuntimeError):
     """A settings change could not be made (the message is one sentence for the user)."""
+
+
+#: Top-level names that are sections (tables). ``personas = 5`` or ``model = 5`` is ignored with
+#: a sentence, so no caller ever has to cope with a number where it expects a section.
+TABLES = ("agent", "drift", "files", "model", "persona_folders", "personas", "plugins", "search")
+
+
+def _short(raw: bytes, key: str) -> str:
+    """How ``key`` was written (its line's value), for the sentence; cut short."""
+    for line in raw.decode("utf-8", "replace").splitlines():
+        name, sep, value = line.partition("=")
+        if sep and name.strip().strip('"\'') == key.rpartition(".")[2]:
+            value = value.strip()
+            return value if len(value) <= 40 else value[:40] + "…"
+    return "a value"
 
 
 class SettingsStore:
@@ -65,14 +80,30 @@ class SettingsStore:
             return self._data
         raw = got.data
         try:
-            self._data = tomllib.loads(raw.decode("utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            self._data = loads_toml(raw.decode("utf-8").removeprefix("\ufeff"))
+        except (ValueError, UnicodeDecodeError) as exc:  # TOMLDecodeError, NestingError
             self.error = (
                 f"{self.path} could not be parsed ({exc}); using defaults. The file is kept and "
                 "will be saved aside as a backup before Hearthside writes settings again."
             )
             log.warning(self.error)
             self._data = {}
+            return self._data
+        wrong = [k for k in TABLES if k in self._data and not isinstance(self._data[k], dict)]
+        personas = self._data.get("personas")
+        if isinstance(personas, dict):  # each [personas.NAME] is a table too
+            wrong += [f"personas.{n}" for n, v in personas.items() if not isinstance(v, dict)]
+        for key in wrong:
+            head, _, tail = key.partition(".")
+            (self._data[head] if tail else self._data).pop(tail or head)
+        if wrong:
+            self.error = (
+                f"In {self.path}, {', '.join(f'{k} = {_short(raw, k)}' for k in wrong)} should be a table "
+                f"(a [{wrong[0]}] section); {'it is' if len(wrong) == 1 else 'they are'} ignored and "
+                "defaults are used. The file is kept and saved aside as a backup before Hearthside "
+                "writes settings again."
+            )
+            log.warning(self.error)
         return self._data
 
     def reload(self) -> None:

@@ -11,11 +11,11 @@ HTTP, tests and benchmarks speak it over a loopback socket.
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from .safeparse import loads_json
 from .tools import HOST_APPROVAL_EXEMPT, Catalog, PermissionMode, Tool, ToolEnv, ToolResult
 
 DEFAULT_MAX_TURNS = 20
@@ -268,7 +268,7 @@ def parse_arguments(raw: str) -> dict[str, Any] | str:
     if raw is None or raw.strip() == "":
         return {}
     try:
-        args = json.loads(raw)
+        args = loads_json(raw)  # deep nesting from the model is a ValueError, not a crash
     except ValueError as exc:
         return f"The arguments were not valid JSON ({exc.args[0] if exc.args else exc}); send a JSON object."
     if not isinstance(args, dict):

@@ -174,3 +174,25 @@ def _kind(mode: int) -> str:
     if stat.S_ISSOCK(mode):
         return "a socket"
     return "not a regular file"
+
+
+def read_text_bounded(path: str | os.PathLike[str], cap: int) -> tuple[str | None, str]:
+    """An app file as UTF-8 text, bounded and non-blocking: ``(text, "")``; ``(None, "")`` when
+    there is no such file; ``(None, reason)`` when it is unusable (not a regular file, over
+    ``cap`` bytes, not UTF-8). A leading BOM is dropped."""
+    p = os.fspath(path)
+    if not os.path.lexists(p):
+        return None, ""
+    got = read_bounded(p, cap)
+    if got.data is None:
+        return None, got.reason
+    if got.over_cap:
+        return None, f"{p} is larger than {_size(cap)}, too large to be this file"
+    try:
+        return got.data.decode("utf-8").removeprefix("\ufeff"), ""
+    except UnicodeDecodeError as exc:
+        return None, f"{p} is not UTF-8 text (bad byte at offset {exc.start})"
+
+
+def _size(n: int) -> str:
+    return f"{n // (1024 * 1024)} MiB" if n % (1024 * 1024) == 0 else f"{n // 1024} KiB"

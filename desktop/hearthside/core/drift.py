@@ -231,6 +231,8 @@ def baseline_from_json(text: str | bytes) -> Baseline:
         doc: Any = json.loads(text)
     except (ValueError, UnicodeDecodeError) as exc:
         raise ValueError(f"not valid JSON ({exc})") from None
+    except RecursionError:  # a record nested 100,000 deep is damage, not a crash
+        raise ValueError("not valid JSON (nested too deeply)") from None
     if not isinstance(doc, dict) or doc.get("version") != BASELINE_VERSION:
         raise ValueError("not a baseline record of a version this Hearthside knows")
     sha, size, at, content = doc.get("sha256"), doc.get("size"), doc.get("approved_at"), doc.get("content")

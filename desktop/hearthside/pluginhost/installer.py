@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib.metadata as md
 import json
+import logging
 import os
 import re
 import signal
@@ -26,12 +27,19 @@ from typing import Any
 
 from ..adapters.atomicfile import write_atomic
 from ..adapters.locks import LockBusy, PathLock, lock_for
+from ..core.boundedread import read_text_bounded
 from ..core.redact import is_secret_name, register_secret
+from ..core.safeparse import loads_json
 from .host import canonical_name, pack_entry_points
 from .packsenv import PacksEnv
 from .piprunner import PipRunner, default_runner, explain_wheels_only, refusal
 from .removal import RemovalError, remove_distribution
 from .specs import ENTRY_POINT_GROUP
+
+log = logging.getLogger(__name__)
+
+#: The record lists what the user installed: a few KiB; far more is not this file.
+MAX_RECORD_BYTES = 1024 * 1024
 
 OutputFn = Callable[[str], None]
 _SKIP_PINS = {"pip", "setuptools", "wheel", "hearthside"}
@@ -220,9 +228,15 @@ class PackInstaller:
 
     def record(self) -> list[dict[str, Any]]:
         """What the user installed: ``[{"name", "spec", "version", "installed_at"}]``."""
+        text, why = read_text_bounded(self.record_file, MAX_RECORD_BYTES)  # a FIFO never hangs it
+        if text is None:
+            if why:
+                log.warning("the record of installed packs was not read: %s", why)
+            return []
         try:
-            doc = json.loads(self.record_file.read_text(encoding="utf-8"))
-        except (FileNotFoundError, ValueError, OSError):
+            doc = loads_json(text)
+        except ValueError:  # NestingError included
+            log.warning("the record of installed packs %s is damaged; it is treated as empty", self.record_file)
             return []
         packs = doc.get("packs") if isinstance(doc, dict) else None
         return [p for p in packs or [] if isinstance(p, dict) and isinstance(p.get("name"), str)]

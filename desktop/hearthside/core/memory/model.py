@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import builtins
 import json
+import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -26,6 +27,8 @@ MAX_DESCRIPTION_BYTES = 64 * 1024
 MAX_KEYS = 4096
 MAX_REVISIONS = 64
 MAX_DOCUMENT_BYTES = 8 * 1024 * 1024
+#: Times are seconds since 1970; beyond the year 9999 no calendar (or ``time.gmtime``) holds them.
+MAX_TIMESTAMP = 253402300800.0
 FORMAT = 1
 #: Room the model's writes leave free under the 8 MiB cap, so the user can always forget and
 #: undo (an undo may bring a large value back): the model cannot lock the user out.
@@ -131,10 +134,16 @@ class MemoryRevision:
 
     @classmethod
     def from_dict(cls, key: str, d: Mapping[str, Any]) -> MemoryRevision:
+        """Raises ``ValueError``/``KeyError``/``TypeError`` for a wrong shape, including a time
+        no calendar holds (NaN, 1e300): every reader would otherwise trip over it later."""
+        updated_at = d["updated_at"]
+        if isinstance(updated_at, bool) or not isinstance(updated_at, (int, float)) or not (
+                math.isfinite(updated_at) and abs(updated_at) < MAX_TIMESTAMP):
+            raise ValueError(f"record {key!r} has an impossible time {updated_at!r}")
         return cls(
             key=key, value=str(d["value"]), description=str(d.get("description", "")),
             version=str(d["version"]), status=str(d["status"]), writer=str(d.get("writer", "user")),
-            origin=str(d.get("origin", "explicit")), updated_at=float(d["updated_at"]),
+            origin=str(d.get("origin", "explicit")), updated_at=float(updated_at),
             session_id=str(d.get("session_id", "")), finding=str(d.get("finding", "")),
         )
 
