@@ -98,8 +98,9 @@ class SettingsStore:
             (self._data[head] if tail else self._data).pop(tail or head)
         if wrong:
             self.error = (
-                f"In {self.path}, {', '.join(f'{k} = {_short(raw, k)}' for k in wrong)} should be a table "
-                f"(a [{wrong[0]}] section); {'it is' if len(wrong) == 1 else 'they are'} ignored and "
+                f"In {self.path}, {', '.join(f'{k} = {_short(raw, k)}' for k in wrong)} "
+                f"{'is not a section' if len(wrong) == 1 else 'are not sections'} (write [{wrong[0]}] "
+                f"and the settings under it); {'it is' if len(wrong) == 1 else 'they are'} ignored and "
                 "defaults are used. The file is kept and saved aside as a backup before Hearthside "
                 "writes settings again."
             )

@@ -1,0 +1,245 @@
+"""Malformed app files never crash or hang a command (issue 12 item 7, issue 9 hole 6).
+
+Every file Hearthside reads for itself — settings.toml, mcp.json, memory.json, the notification
+history, the install record, baselines, import files — is read bounded and non-blocking and
+parsed without RecursionError. Each bad shape gives one sentence and the command goes on with
+defaults where it can. Every command runs as a real subprocess with a timeout: a hang fails the
+test (subprocess.TimeoutExpired) instead of hanging the suite.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from fakemodel import FakeModel
+from personas import make_persona
+
+DEEP = 100_000
+
+
+def _fifo(p: Path) -> None:
+    os.mkfifo(p)
+
+
+def _dev_zero(p: Path) -> None:
+    p.symlink_to("/dev/zero")
+
+
+def _directory(p: Path) -> None:
+    p.mkdir()
+
+
+def _non_utf8(p: Path) -> None:
+    p.write_bytes(b'{"x": "\xff\xfe\x80 not text"}\n')
+
+
+def _nested_json(p: Path) -> None:
+    p.write_text("[" * DEEP + "]" * DEEP)
+
+
+def _nested_toml(p: Path) -> None:
+    p.write_text("a = " + "[" * DEEP + "]" * DEEP + "\n")
+
+
+BAD_JSON: dict[str, Callable[[Path], None]] = {
+    "fifo": _fifo, "link to /dev/zero": _dev_zero, "directory": _directory, "non-UTF-8": _non_utf8,
+    "deeply nested": _nested_json,
+}
+BAD_TOML = dict(BAD_JSON, **{"deeply nested": _nested_toml})
+
+
+def _ok(out: subprocess.CompletedProcess[str]) -> None:
+    assert "Traceback" not in out.stderr and "Traceback" not in out.stdout, out.stderr
+
+
+@pytest.fixture
+def model():  # type: ignore[no-untyped-def]
+    with FakeModel(default={"text": "Hello from the fake model."}) as fm:
+        yield dict(fm.env(), HEARTHSIDE_MODEL_API_KEY="loopback")
+
+
+@pytest.mark.parametrize("kind", sorted(BAD_TOML))
+def test_a_bad_settings_file_falls_back_to_defaults(run_cli, app_context, model, kind: str) -> None:  # type: ignore[no-untyped-def]
+    make_persona(app_context)
+    BAD_TOML[kind](app_context.paths.settings_file)
+    for args in (("persona", "list"), ("mcp", "list"), ("memory", "list", "--persona", "juniper"),
+                 ("chat", "juniper", "hi")):
+        out = run_cli(*args, env=model, timeout=60)
+        _ok(out)
+        assert out.returncode == 0, (args, out.stderr)
+    assert "Hello from the fake model." in out.stdout
+    assert "settings" in out.stderr.lower()  # the one sentence that says why defaults are used
+
+
+@pytest.mark.parametrize("text,named", [("personas = 5\n", "personas = 5"), ("model = 5\n", "model = 5"),
+                                        ("[personas]\njuniper = 7\n", "personas.juniper = 7")])
+def test_a_value_where_a_section_belongs_is_ignored_with_a_sentence(run_cli, app_context, model, text: str,
+                                                                    named: str) -> None:  # type: ignore[no-untyped-def]
+    make_persona(app_context)
+    app_context.paths.settings_file.parent.mkdir(parents=True, exist_ok=True)
+    app_context.paths.settings_file.write_text(text)
+    for args in (("persona", "list"), ("chat", "juniper", "hi"), ("heartbeat", "run", "juniper")):
+        out = run_cli(*args, env=model, timeout=60)
+        _ok(out)
+        assert out.returncode == 0, (args, out.stderr)
+        assert named in out.stderr and "is not a section" in out.stderr, out.stderr
+    paused = run_cli("heartbeat", "pause", "juniper", timeout=60)  # a write keeps the old file aside
+    _ok(paused)
+    assert paused.returncode == 0, paused.stderr
+    backups = list(app_context.paths.settings_file.parent.glob("settings.toml.broken-*"))
+    assert [b.read_text() for b in backups] == [text]
+    assert "is not a section" not in run_cli("persona", "list").stderr
+
+
+@pytest.mark.parametrize("kind", sorted(BAD_JSON))
+def test_a_bad_mcp_json_gives_a_sentence_and_no_servers(run_cli, app_context, model, kind: str) -> None:  # type: ignore[no-untyped-def]
+    make_persona(app_context)
+    app_context.paths.mcp_file.parent.mkdir(parents=True, exist_ok=True)
+    BAD_JSON[kind](app_context.paths.mcp_file)
+    out = run_cli("mcp", "list", timeout=60)
+    _ok(out)
+    assert out.returncode == 0 and "warning:" in out.stderr and "mcp.json" in out.stderr, out.stderr
+    chat = run_cli("chat", "juniper", "hi", env=model, timeout=60)
+    _ok(chat)
+    assert chat.returncode == 0 and "Hello from the fake model." in chat.stdout, chat.stderr
+
+
+def _memory_file(app_context) -> Path:  # type: ignore[no-untyped-def]
+    d = app_context.paths.memory_dir("juniper")
+    d.mkdir(parents=True, exist_ok=True)
+    return d / "memory.json"
+
+
+def _doc_with_time(value: str) -> str:
+    return ('{"format": 1, "seq": 1, "records": {"note": {"truncated": false, "revisions": [{"value": "v", '
+            '"description": "d", "version": "1", "status": "active", "writer": "user", "origin": "explicit", '
+            f'"updated_at": {value}}}]}}}}}}')
+
+
+MEMORY_BAD = dict(BAD_JSON, **{
+    "updated_at 1e300": lambda p: p.write_text(_doc_with_time("1e300")),
+    "updated_at NaN": lambda p: p.write_text(_doc_with_time("NaN")),
+})
+
+
+@pytest.mark.parametrize("kind", sorted(MEMORY_BAD))
+def test_a_bad_memory_file_gives_a_sentence_and_repair_moves_it_aside(run_cli, app_context, model, kind: str) -> None:  # type: ignore[no-untyped-def]
+    make_persona(app_context)
+    path = _memory_file(app_context)
+    MEMORY_BAD[kind](path)
+    listed = run_cli("memory", "list", "--persona", "juniper", timeout=60)
+    _ok(listed)
+    assert listed.returncode == 1 and "memory repair --persona juniper" in listed.stderr, listed.stderr
+    assert len(listed.stderr.strip().splitlines()) == 1
+    chat = run_cli("chat", "juniper", "hi", env=model, timeout=60)
+    _ok(chat)
+    assert chat.returncode == 0 and "Hello from the fake model." in chat.stdout, chat.stderr
+    fixed = run_cli("memory", "repair", "--persona", "juniper", timeout=60)
+    _ok(fixed)
+    assert fixed.returncode == 0 and "Moved the damaged file" in fixed.stdout, fixed.stderr
+    assert not os.path.lexists(path) and list(path.parent.glob("memory.json.broken-*"))
+    after = run_cli("memory", "list", "--persona", "juniper", timeout=60)
+    assert after.returncode == 0 and "has not learned anything yet" in after.stdout
+
+
+def test_a_valid_memory_file_with_sane_times_still_loads(run_cli, app_context) -> None:  # type: ignore[no-untyped-def]
+    make_persona(app_context)
+    _memory_file(app_context).write_text(_doc_with_time("1700000000.5"))
+    out = run_cli("memory", "list", "--persona", "juniper", timeout=60)
+    assert out.returncode == 0 and "note" in out.stdout, out.stderr
+
+
+@pytest.mark.parametrize("kind", sorted(BAD_JSON))
+def test_a_bad_notification_history_reads_as_empty(run_cli, app_context, kind: str) -> None:  # type: ignore[no-untyped-def]
+    app_context.paths.history_file.parent.mkdir(parents=True, exist_ok=True)
+    BAD_JSON[kind](app_context.paths.history_file)
+    out = run_cli("heartbeat", "history", timeout=60)
+    _ok(out)
+    assert out.returncode == 0, out.stderr
+
+
+def test_history_lines_with_impossible_times_are_skipped(app_context) -> None:  # type: ignore[no-untyped-def]
+    from hearthside.app.notify import NotificationHistory
+
+    h = NotificationHistory(app_context.paths.history_file)
+    h.append("juniper", "real alert", "notified")
+    with open(h.path, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps({"persona": "j", "time": "soon", "text": "t", "status": "notified"}) + "\n")
+        fh.write(json.dumps({"persona": "j", "time": "2026-01-01T00:00:00", "text": "t", "status": "notified"}) + "\n")
+        fh.write("[" * DEEP + "]" * DEEP + "\n")
+    assert [e.text for e in h.entries()] == ["real alert"]
+    assert len(h.notified()) == 1
+
+
+@pytest.mark.parametrize("kind", sorted(BAD_JSON))
+def test_a_bad_install_record_means_nothing_recorded(run_cli, app_context, kind: str) -> None:  # type: ignore[no-untyped-def]
+    app_context.paths.installed_packs_file.parent.mkdir(parents=True, exist_ok=True)
+    BAD_JSON[kind](app_context.paths.installed_packs_file)
+    out = run_cli("plugins", "restore", timeout=60)
+    _ok(out)
+    assert out.returncode == 0 and "No packs are recorded" in out.stdout, out.stderr
+
+
+@pytest.mark.parametrize("kind", sorted(BAD_JSON))
+def test_a_bad_import_file_imports_nothing_with_a_sentence(run_cli, tmp_path: Path, kind: str) -> None:  # type: ignore[no-untyped-def]
+    src = tmp_path / "claude_desktop_config.json"
+    BAD_JSON[kind](src)
+    out = run_cli("mcp", "import", str(src), timeout=60)
+    _ok(out)
+    if kind == "directory":  # click refuses it as bad usage, before Hearthside reads anything
+        assert out.returncode == 2 and "is a directory" in out.stderr, out.stderr
+    else:
+        assert out.returncode == 1 and len(out.stderr.strip().splitlines()) == 1, out.stderr
+    assert json.loads(run_cli("mcp", "list", "--json").stdout) == []
+
+
+def test_a_deeply_nested_baseline_record_is_damage_not_a_crash() -> None:
+    from hearthside.core.drift import baseline_from_json
+
+    with pytest.raises(ValueError, match="nested too deeply"):
+        baseline_from_json("[" * DEEP + "]" * DEEP)
+
+
+def test_deeply_nested_tool_arguments_from_the_model_are_a_sentence() -> None:
+    from hearthside.core.agent import parse_arguments
+
+    got = parse_arguments('{"a": ' + "[" * DEEP + "]" * DEEP + "}")
+    assert isinstance(got, str) and "not valid JSON" in got
+
+
+@pytest.mark.parametrize("what", ["mcp.json", "memory.json"])
+def test_headless_starts_and_stops_promptly_on_sigterm_with_a_fifo_in_place(app_context, model, what: str) -> None:  # type: ignore[no-untyped-def]
+    make_persona(app_context)
+    target = app_context.paths.mcp_file if what == "mcp.json" else _memory_file(app_context)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(target)
+    env = dict(os.environ, **model)
+    proc = subprocess.Popen([sys.executable, "-m", "hearthside", "--headless"], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        line = ""
+        while time.monotonic() < deadline and "running headless" not in line:
+            line = proc.stdout.readline() if proc.stdout else ""
+            if not line and proc.poll() is not None:
+                break
+        assert "running headless" in line, proc.stderr.read() if proc.stderr else ""
+        time.sleep(1.0)  # let the services touch the files
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=20)
+        assert time.monotonic() - t0 < 15
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+    assert proc.returncode == 0, err
+    assert "Traceback" not in err
