@@ -126,3 +126,15 @@ def test_every_character_the_invisible_rules_judge_is_removed_from_the_copy() ->
 
     judged = [cp for cp in range(0x110000) if not 0xD800 <= cp < 0xE000 and _CANDIDATE.match(chr(cp))]
     assert judged and all(_IGNORABLE.match(chr(cp)) for cp in judged)
+
+
+def test_the_nfkc_table_covers_every_character_nfkc_changes() -> None:
+    """The table skips blocks without decompositions; this checks that over all of Unicode."""
+    import unicodedata
+
+    from hearthside.core.injection import _unstable
+
+    rx = _unstable()
+    changed = [cp for cp in range(0x80, 0x110000)
+               if not 0xD800 <= cp < 0xE000 and unicodedata.normalize("NFKC", chr(cp)) != chr(cp)]
+    assert changed and all(rx.match(chr(cp)) for cp in changed)

@@ -62,6 +62,11 @@ IGNORABLE_CLASS = (
 _IGNORABLE = re.compile(f"[{IGNORABLE_CLASS}]")
 
 
+#: Where characters with a decomposition live: the unified ideographs, Hangul syllables and
+#: CJK extensions B-F have none, so skipping them keeps the table build short.
+_DECOMPOSING_SPANS = ((0x80, 0x3400), (0x4DC0, 0x4E00), (0xA000, 0xAC00), (0xD7A4, 0x20000), (0x2F800, 0x2FA20))
+
+
 @lru_cache(maxsize=1)
 def _unstable() -> re.Pattern[str]:
     """Characters NFKC changes, plus the ignorable ones: built once, on first non-NFKC text.
@@ -69,7 +74,7 @@ def _unstable() -> re.Pattern[str]:
     Only characters with a decomposition can change (no character past U+2FA1D has one), so
     this is ~15 ms once rather than a table kept in the source.
     """
-    cps = [i for i in range(0x80, 0x2FA20)
+    cps = [i for lo, hi in _DECOMPOSING_SPANS for i in range(lo, hi)
            if unicodedata.decomposition(chr(i)) and unicodedata.normalize("NFKC", chr(i)) != chr(i)]
     ranges: list[list[int]] = []
     for cp in cps:
@@ -248,13 +253,21 @@ def _non_latin_letter_or_mark(c: str) -> bool:
     return not any(a <= cp <= b for a, b in _LATIN_RANGES)
 
 
+#: Where the joiner prefilter looks for non-Latin letters: every script that joins letters with
+#: ZWNJ/ZWJ lives here. Han, Hangul syllables and the astral planes are left out to keep the
+#: build short; a joiner beside them is simply checked in Python (same answer, a little slower).
+_JOINING_SCRIPT_SPANS = ((0x370, 0x3400), (0xA000, 0xAC00), (0xD7B0, 0xE000), (0xF900, 0x10000))
+
+
 @lru_cache(maxsize=1)
 def _suspects() -> re.Pattern[str]:
     """Candidates in text that holds joiners: every listed character except a ZWNJ/ZWJ with a
-    non-Latin letter or mark on both sides (the common, legitimate case, left to the regex
-    engine so a Persian or Hindi book costs no Python per joiner). Built once (~30 ms)."""
-    cps = [cp for lo, hi in ((0x80, 0x32400), (0xE0100, 0xE01F0)) for cp in range(lo, hi)
-           if _non_latin_letter_or_mark(chr(cp))]
+    letter or mark of a joining script on both sides (the common, legitimate case, left to the
+    regex engine so a Persian or Hindi book costs no Python per joiner). A prefilter only: each
+    candidate is still judged by :func:`_invisible_ok`. Built once, on the first joiner."""
+    latin = re.compile("[" + "".join(f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in _LATIN_RANGES) + "]")
+    cps = [cp for lo, hi in _JOINING_SCRIPT_SPANS for cp in range(lo, hi)
+           if unicodedata.category(chr(cp))[0] in "LM" and not latin.match(chr(cp))]
     ranges: list[list[int]] = []
     for cp in cps:
         if ranges and ranges[-1][1] == cp - 1:
