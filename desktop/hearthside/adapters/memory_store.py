@@ -123,7 +123,7 @@ class JsonMemoryStore:
             return raw, self._cache[1]
         try:
             if got.data is None:
-                raise CorruptMemoryError(got.reason.removeprefix(f"{self.path} "))
+                raise CorruptMemoryError("it " + got.reason.removeprefix(f"{self.path} "))
             if got.over_cap:
                 raise CorruptMemoryError("it is larger than the 8 MiB limit")
             doc = MemoryDocument.from_json_obj(loads_json(raw.decode("utf-8")))
