@@ -13,7 +13,6 @@ from __future__ import annotations
 import builtins
 import contextlib
 import errno
-import json
 import os
 import shlex
 import threading
