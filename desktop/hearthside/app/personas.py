@@ -209,11 +209,13 @@ class PersonaService:
             raise PersonaError(problem)
         return compose_persona(path, exclude, approved_links=approved_links)
 
-    def create(self, name: str) -> Path:
+    def create(self, name: str, *, user_name: str = "", character: str = "") -> Path:
         """Create a new persona folder from the starter templates, create-only.
 
         Refuses a name that exists (as anything) and never overwrites a file: each file is
         opened with ``O_EXCL``, so even a race with another writer cannot clobber it.
+        ``user_name`` (what the persona calls the user) and ``character`` (a sentence about the
+        persona) from the welcome window go into USER.md and SOUL.md of the new folder only.
         """
         reason = validate_persona_name(name)
         if reason:
@@ -228,7 +230,7 @@ class PersonaService:
             raise PersonaError(
                 f"A persona folder already exists at {target}; Hearthside never overwrites it."
             )
-        templates = starter_templates()
+        templates = with_answers(starter_templates(), user_name, character)
         try:
             self.paths.personas_dir.mkdir(parents=True, exist_ok=True)
             target.mkdir(mode=0o700)
@@ -260,6 +262,35 @@ class PersonaService:
                 "Nothing was kept; free some space or fix the folder's permissions and try again."
             ) from exc
         return target
+
+
+#: Longest answer accepted for "what to call you" and the character sentence.
+MAX_ANSWER = {"user_name": 80, "character": 600}
+
+
+def answer_problem(user_name: str, character: str) -> str:
+    """Why the welcome answers cannot go into the files ("" when they can)."""
+    for label, key, value in (("What to call you", "user_name", user_name),
+                              ("The character sentence", "character", character)):
+        if len(value.strip()) > MAX_ANSWER[key]:
+            return f"{label} is longer than {MAX_ANSWER[key]} characters; shorten it."
+        if any(ord(c) < 32 and c not in "\t" for c in value.strip()):
+            return f"{label} must be one line of plain text."
+    return ""
+
+
+def with_answers(templates: dict[str, str], user_name: str, character: str) -> dict[str, str]:
+    """The starter files with the welcome answers added: USER.md gets "Call me ...", SOUL.md
+    gets the character sentence. Raises :class:`PersonaError` for an unusable answer."""
+    problem = answer_problem(user_name, character)
+    if problem:
+        raise PersonaError(problem)
+    out = dict(templates)
+    if user_name.strip() and "USER.md" in out:
+        out["USER.md"] = out["USER.md"].rstrip("\n") + f"\n\n- Call me {user_name.strip()}.\n"
+    if character.strip() and "SOUL.md" in out:
+        out["SOUL.md"] = out["SOUL.md"].rstrip("\n") + f"\n\n{character.strip()}\n"
+    return out
 
 
 def starter_templates() -> dict[str, str]:

@@ -1,0 +1,171 @@
+"""A chat with one persona for a window: the same session, agent and rules as ``hearthside chat``.
+
+The window owns no rule: this module prepares the session through ``SessionService`` (so the
+composition, strict mode, tool catalog, limits and approval rules are the CLI's), streams text
+and tool events to callbacks, asks an approval callback before each mutating tool call (the
+agent's own rule: default mode asks, accept-edits runs, plan hides them) and cancels for real
+(``Agent.cancel`` on the runtime loop). Everything here runs on the app runtime's loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..core.agent import Agent, AgentResult, ModelError, ToolCall, ToolEvent
+from ..core.tools import PermissionMode, Tool
+
+#: Argument names that name the thing a tool acts on, shown first in an approval prompt.
+_TARGET_KEYS = ("path", "file", "file_path", "target", "destination", "dest", "url")
+
+
+@dataclass(frozen=True)
+class ApprovalRequest:
+    """What the person is asked to allow: fields in the order to show them, target first.
+
+    When the tool (or the write guard) describes the call itself — an ``approval_request`` or
+    ``describe_approval`` method returning a mapping — its fields are shown as given.
+    """
+
+    tool: str
+    fields: tuple[tuple[str, str], ...]
+
+    @property
+    def path(self) -> str:
+        return next((v for k, v in self.fields if k == "path"), "")
+
+
+def approval_request(tool: Tool, call: ToolCall, args: Mapping[str, Any]) -> ApprovalRequest:
+    """The fields of one approval prompt: the tool's own description when it has one, else
+    the target (path) first, then the action, then the other arguments, each shortened."""
+    for attr in ("approval_request", "describe_approval"):
+        describe = getattr(tool, attr, None)
+        if callable(describe):
+            try:
+                given = describe(args)
+            except Exception:  # noqa: BLE001 - fall back to the raw arguments
+                given = None
+            if isinstance(given, Mapping) and given:
+                items = [(str(k), _short(v, 400)) for k, v in given.items()]
+                items.sort(key=lambda kv: 0 if kv[0] == "path" else 1)
+                return ApprovalRequest(call.name, tuple(items))
+    fields: list[tuple[str, str]] = []
+    target = next((k for k in _TARGET_KEYS if k in args), None)
+    if target is not None:
+        fields.append(("path" if target in ("path", "file", "file_path") else target, _short(args[target], 400)))
+    fields.append(("action", call.name))
+    fields += [(str(k), _short(v, 200)) for k, v in args.items() if k != target]
+    return ApprovalRequest(call.name, tuple(fields))
+
+
+def short_arguments(raw: str, limit: int = 80) -> str:
+    """A tool call's arguments in one short line, for the compact tool row."""
+    try:
+        args = json.loads(raw) if raw and raw.strip() else {}
+    except ValueError:
+        return _short(raw, limit)
+    if not isinstance(args, dict):
+        return _short(raw, limit)
+    return _short(", ".join(f"{k}={_short(v, 40)}" for k, v in args.items()), limit)
+
+
+def _short(value: Any, limit: int) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+Ask = Callable[[ApprovalRequest], Awaitable[bool]]
+
+
+class _CallbackApprover:
+    """The agent's approver for a window: each mutating call becomes an ``ApprovalRequest``."""
+
+    def __init__(self, ask: Ask) -> None:
+        self.ask = ask
+
+    async def approve(self, tool: Tool, call: ToolCall, args: Mapping[str, Any]) -> bool:
+        try:
+            return bool(await self.ask(approval_request(tool, call, args)))
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # noqa: BLE001 - no answer is a no
+            return False
+
+
+@dataclass(frozen=True)
+class TurnOutcome:
+    """How one message ended, for the window: the agent's result or the failure sentence."""
+
+    result: AgentResult | None
+    error: str = ""
+
+
+class ChatSession:
+    """One persona's conversation. Create it on the runtime loop with :meth:`open`."""
+
+    def __init__(self, app: Any, persona: str, ask: Ask) -> None:
+        self.app = app
+        self.persona = persona
+        self.ask = ask
+        self.mode = PermissionMode.DEFAULT
+        self.notes: list[str] = []
+        self._model: Any = None
+        self._agent: Agent | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._on_tool: Callable[[ToolEvent], None] | None = None
+
+    async def open(self, mode: PermissionMode = PermissionMode.DEFAULT,
+                   on_tool: Callable[[ToolEvent], None] | None = None) -> list[str]:
+        """Prepare the session (files are read off the loop) and return its notes.
+
+        Raises ``ModelNotConfigured`` / ``PersonaError`` with their sentences."""
+        self._loop = asyncio.get_running_loop()
+        self._on_tool = on_tool
+        if self._model is None:
+            self._model = self.app.sessions.model()
+        await self._build(mode, carry=False)
+        return self.notes
+
+    async def _build(self, mode: PermissionMode, carry: bool) -> None:
+        prepared = await asyncio.to_thread(self.app.sessions.prepare, self.persona, mode)
+        agent = self.app.sessions.agent(prepared, self._model, _CallbackApprover(self.ask),
+                                        on_tool=self._on_tool)
+        if carry and self._agent is not None:  # the talk so far continues under the new mode
+            agent.messages.extend(self._agent.messages[1:])
+        self._agent, self.mode, self.notes = agent, mode, list(prepared.notes)
+
+    async def set_mode(self, mode: PermissionMode) -> None:
+        """Plan / default / accept-edits from the next message on (the tool list is rebuilt)."""
+        if mode is not self.mode:
+            await self._build(mode, carry=True)
+
+    async def send(self, text: str, on_text: Callable[[str], None]) -> TurnOutcome:
+        """Answer one message. A model failure becomes ``error`` (the conversation goes on)."""
+        if self._agent is None:
+            raise RuntimeError("open() the chat session first")
+        if not text.strip():
+            return TurnOutcome(None, "The message is empty; write something first.")
+        try:
+            return TurnOutcome(await self._agent.send(text, on_text))
+        except ModelError as exc:
+            # Drop the unanswered message so the next one starts from a valid history.
+            msgs = self._agent.messages
+            while len(msgs) > 1 and msgs[-1].get("role") != "user":
+                msgs.pop()
+            if len(msgs) > 1:
+                msgs.pop()
+            return TurnOutcome(None, str(exc))
+
+    def cancel(self) -> None:
+        """Stop the answer in progress (safe to call from any thread)."""
+        if self._loop is not None and self._agent is not None:
+            self._loop.call_soon_threadsafe(self._agent.cancel)
+
+    async def close(self) -> None:
+        if self._model is not None:
+            await self._model.aclose()
+            self._model = None

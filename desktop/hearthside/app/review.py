@@ -1,0 +1,162 @@
+"""What the review window shows for a waiting file: its state, a diff in rows, and findings.
+
+Drift decides (``DriftService``); this module only turns its answers into values a window can
+draw without any rule of its own: the unified diff parsed into numbered rows, each injection
+finding with its line number and the exact text it matched, and a file whose persona folder is
+gone shown as missing instead of an error.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..core.compose import read_persona_file
+from ..core.drift import APPROVED, MISSING
+from ..core.injection import scan_all
+from .drift import DriftError, FileStatus
+
+_HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
+
+
+@dataclass(frozen=True)
+class DiffRow:
+    """One line of the diff: ``kind`` is add, remove, context or hunk (a ``@@`` separator)."""
+
+    kind: str
+    old_no: int | None
+    new_no: int | None
+    text: str
+
+
+@dataclass(frozen=True)
+class Finding:
+    """An injection finding at a line of the current file, with the text it matched."""
+
+    line: int
+    matched: str
+    description: str
+
+
+@dataclass(frozen=True)
+class ReviewItem:
+    """Everything the window shows for one file."""
+
+    status: FileStatus
+    rows: tuple[DiffRow, ...] = ()
+    notes: tuple[str, ...] = ()
+    findings: tuple[Finding, ...] = ()
+
+    @property
+    def path(self) -> str:
+        return self.status.path
+
+
+def waiting(drift: Any) -> list[FileStatus]:
+    """Files waiting for review (every state but approved), soul first, then by persona."""
+    return [s for s in drift.scan() if s.state != APPROVED]
+
+
+def parse_diff(text: str) -> tuple[list[str], list[DiffRow]]:
+    """Split ``DriftService.diff`` output into its ``#`` notes and numbered rows."""
+    notes: list[str] = []
+    rows: list[DiffRow] = []
+    old = new = 0
+    for line in text.splitlines():
+        if line.startswith("# ") and not rows:
+            notes.append(line[2:])
+            continue
+        if line.startswith(("--- ", "+++ ")) and not rows:
+            continue
+        m = _HUNK.match(line)
+        if m:
+            old, new = int(m.group(1)), int(m.group(2))
+            old = max(old, 1) if m.group(1) != "0" else 1
+            new = max(new, 1) if m.group(2) != "0" else 1
+            rows.append(DiffRow("hunk", None, None, line))
+        elif line.startswith("+"):
+            rows.append(DiffRow("add", None, new, line[1:]))
+            new += 1
+        elif line.startswith("-"):
+            rows.append(DiffRow("remove", old, None, line[1:]))
+            old += 1
+        elif line.startswith("\\"):
+            continue  # "\ No newline at end of file"
+        else:
+            rows.append(DiffRow("context", old, new, line.removeprefix(" ")))
+            old += 1
+            new += 1
+    return notes, rows
+
+
+def findings_in(path: str) -> list[Finding]:
+    """Every injection finding in the file's current text, with line numbers."""
+    pf = read_persona_file(path, scan=False)
+    if pf.body is None:
+        return []
+    body = pf.body
+    out = []
+    for hit in scan_all(body):
+        line = body.count("\n", 0, hit.offset) + 1
+        out.append(Finding(line, hit.matched.strip() if hit.kind == "marker" else hit.matched, hit.describe()))
+    return out
+
+
+def review_item(drift: Any, status: FileStatus) -> ReviewItem:
+    """The diff and findings of one file, read now. A file (or its whole persona folder) that is
+    gone comes back as missing with a note, never as an error."""
+    if not os.path.lexists(status.path):
+        gone = os.path.dirname(status.path)
+        note = ("The file no longer exists." if os.path.isdir(gone)
+                else f"The folder {gone} no longer exists; this persona's files are gone.")
+        st = status if status.state == MISSING else FileStatus(
+            status.persona, status.file, status.path, MISSING, status.baseline, "", (), note)
+        try:
+            notes, rows = parse_diff(drift.diff(status.path))
+        except DriftError:
+            notes, rows = [], []
+        return ReviewItem(st, tuple(rows), (note, *notes))
+    try:
+        notes, rows = parse_diff(drift.diff(status.path))
+    except DriftError as exc:
+        notes, rows = [str(exc)], []
+    extra = [f for f in status.findings if " contains an " not in f]  # e.g. a link leading outside
+    if status.reason and status.state not in (APPROVED,):
+        extra.insert(0, status.reason)
+    return ReviewItem(status, tuple(rows), tuple(extra + notes), tuple(findings_in(status.path)))
+
+
+def approve(drift: Any, paths: list[str]) -> list[FileStatus]:
+    """Approve exactly these files (never "everything" by accident: an empty list does nothing)."""
+    if not paths:
+        return []
+    return list(drift.approve(list(paths)))
+
+
+@dataclass
+class ReviewSnapshot:
+    """The waiting list plus the item for the file shown (if any), fetched in one background call."""
+
+    files: list[FileStatus] = field(default_factory=list)
+    item: ReviewItem | None = None
+
+
+def snapshot(drift: Any, shown: FileStatus | str | None) -> ReviewSnapshot:
+    """Re-read the waiting list and the shown file (a status, or a path from a notification).
+    The shown file stays even after it vanishes from the list (its persona folder deleted),
+    as missing; a shown file that is approved now has no item."""
+    files = waiting(drift)
+    if shown is None:
+        return ReviewSnapshot(files, None)
+    path = shown if isinstance(shown, str) else shown.path
+    st = next((s for s in files if s.path == path), None)
+    if st is None:
+        if os.path.lexists(path):
+            return ReviewSnapshot(files, None)
+        prev = shown if isinstance(shown, FileStatus) else None
+        st = FileStatus(prev.persona if prev else "", prev.file if prev else os.path.basename(path),
+                        path, MISSING, prev.baseline if prev else "", "")
+        files = [*files, st]
+    return ReviewSnapshot(files, review_item(drift, st))

@@ -1,0 +1,383 @@
+"""The chat window: pick a persona, talk, see tools run, allow or deny each change.
+
+The conversation runs in :class:`hearthside.app.chat.ChatSession` on the app runtime (the same
+session, tools and rules as ``hearthside chat``); this window only shows what it streams and
+sends the person's intents: a message, Stop (a real cancel), Allow once / Deny for each
+mutating tool call (Deny is the default), and the plan / accept-edits switch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QTextCursor
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ...app.chat import ApprovalRequest, ChatSession, TurnOutcome, short_arguments
+from ...app.context import AppContext
+from ...core.agent import ModelError, ToolEvent
+from ...core.tools import PermissionMode
+from ..bridge import Bridge
+
+MODES = (("Ask before changes", PermissionMode.DEFAULT),
+         ("Plan only (no changes)", PermissionMode.PLAN),
+         ("Accept edits (no asking)", PermissionMode.ACCEPT_EDITS))
+
+
+class ChatWindow(QWidget):
+    """One conversation at a time; closing the window hides it and keeps the conversation."""
+
+    # from the runtime thread (queued to the Qt thread)
+    _piece = Signal(str)
+    _tool = Signal(object)
+    _ask = Signal(object, object)  # ApprovalRequest, asyncio.Future
+    # for tests and the tray
+    ready = Signal()  # a session is open (or could not be: see banner)
+    turn_finished = Signal(object)  # TurnOutcome
+    approval_shown = Signal(object)  # ApprovalRequest
+
+    def __init__(self, app: AppContext, bridge: Bridge, persona: str, alert: str | None = None) -> None:
+        super().__init__()
+        self.app = app
+        self.bridge = bridge
+        self.persona = persona
+        self.session: ChatSession | None = None
+        self.busy = False
+        self._pending: tuple[ApprovalRequest, Any] | None = None
+        self._streaming = False
+        self.model_setup: Any = None
+        self.alert: str | None = None
+        self.setWindowTitle(f"Chat with {persona} — Hearthside")
+        self.resize(720, 620)
+        self._build()
+        self._piece.connect(self._on_piece)
+        self._tool.connect(self._on_tool)
+        self._ask.connect(self._on_ask)
+        bridge.drift_event.connect(self._on_drift)
+        if alert:
+            self.show_alert(alert)
+        self._load_personas()
+        self._open_session()
+
+    # --- layout --------------------------------------------------------------------------
+    def _build(self) -> None:
+        root = QVBoxLayout(self)
+        top = QHBoxLayout()
+        top.addWidget(QLabel("Persona:"))
+        self.persona_box = QComboBox()
+        self.persona_box.setAccessibleName("Persona")
+        self.persona_box.addItem(self.persona)
+        self.persona_box.activated.connect(self._on_persona_chosen)
+        top.addWidget(self.persona_box, 1)
+        top.addWidget(QLabel("Changes:"))
+        self.mode_box = QComboBox()
+        self.mode_box.setAccessibleName("How tools that change things are handled")
+        for label, _mode in MODES:
+            self.mode_box.addItem(label)
+        self.mode_box.activated.connect(self._on_mode)
+        top.addWidget(self.mode_box, 1)
+        root.addLayout(top)
+
+        self.banner = QFrame()
+        self.banner.setFrameShape(QFrame.Shape.StyledPanel)
+        self.banner.setStyleSheet("QFrame{background:#fff7e0;border:1px solid #e0c060;border-radius:4px}")
+        bl = QHBoxLayout(self.banner)
+        self.banner_text = QLabel()
+        self.banner_text.setWordWrap(True)
+        self.banner_text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.banner_text.setAccessibleName("Notice")
+        bl.addWidget(self.banner_text, 1)
+        self.banner_button = QPushButton("Set up a model…")
+        self.banner_button.setAccessibleName("Set up a model")
+        self.banner_button.clicked.connect(self.open_model_setup)
+        bl.addWidget(self.banner_button)
+        self.banner.hide()
+        root.addWidget(self.banner)
+
+        self.transcript = QTextBrowser()
+        self.transcript.setAccessibleName("Conversation")
+        self.transcript.setOpenLinks(False)
+        root.addWidget(self.transcript, 1)
+
+        self.approval = QFrame()
+        self.approval.setFrameShape(QFrame.Shape.StyledPanel)
+        self.approval.setStyleSheet("QFrame{background:#eef3fa;border:1px solid #8aa4c8;border-radius:4px}")
+        al = QVBoxLayout(self.approval)
+        self.approval_text = QLabel()
+        self.approval_text.setWordWrap(True)
+        self.approval_text.setTextFormat(Qt.TextFormat.RichText)
+        self.approval_text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.approval_text.setAccessibleName("Approval request")
+        al.addWidget(self.approval_text)
+        ab = QHBoxLayout()
+        ab.addStretch(1)
+        self.deny_button = QPushButton("Deny")
+        self.allow_button = QPushButton("Allow once")
+        self.deny_button.setAccessibleName("Deny")
+        self.allow_button.setAccessibleName("Allow once")
+        self.deny_button.clicked.connect(lambda: self._answer(False))
+        self.allow_button.clicked.connect(lambda: self._answer(True))
+        ab.addWidget(self.deny_button)
+        ab.addWidget(self.allow_button)
+        al.addLayout(ab)
+        self.approval.hide()
+        root.addWidget(self.approval)
+
+        bottom = QHBoxLayout()
+        self.input = QPlainTextEdit()
+        self.input.setAccessibleName("Your message")
+        self.input.setPlaceholderText("Write to the persona… (Ctrl+Enter sends)")
+        self.input.setMaximumHeight(90)
+        bottom.addWidget(self.input, 1)
+        col = QVBoxLayout()
+        self.send_button = QPushButton("Send")
+        self.send_button.setAccessibleName("Send")
+        self.send_button.setShortcut("Ctrl+Return")
+        self.send_button.clicked.connect(self.send)
+        self.stop_button = QPushButton("Stop")
+        self.stop_button.setAccessibleName("Stop the answer")
+        self.stop_button.clicked.connect(self.stop)
+        self.stop_button.setEnabled(False)
+        col.addWidget(self.send_button)
+        col.addWidget(self.stop_button)
+        bottom.addLayout(col)
+        root.addLayout(bottom)
+        self.status = QLabel()
+        self.status.setWordWrap(True)
+        self.status.setAccessibleName("Status")
+        root.addWidget(self.status)
+        self.send_button.setEnabled(False)
+        self.setTabOrder(self.persona_box, self.mode_box)
+        self.setTabOrder(self.mode_box, self.input)
+        self.setTabOrder(self.input, self.send_button)
+        self.setTabOrder(self.send_button, self.stop_button)
+
+    # --- transcript --------------------------------------------------------------------
+    def _append(self, html_text: str) -> None:
+        self._streaming = False
+        cur = self.transcript.textCursor()
+        cur.movePosition(QTextCursor.MoveOperation.End)
+        self.transcript.setTextCursor(cur)
+        self.transcript.append(html_text)
+
+    def _on_piece(self, piece: str) -> None:
+        if not self._streaming:
+            self._append(f"<b>{html.escape(self.persona)}:</b> ")
+            self._streaming = True
+        cur = self.transcript.textCursor()
+        cur.movePosition(QTextCursor.MoveOperation.End)
+        cur.insertText(piece)
+        self.transcript.ensureCursorVisible()
+
+    def _on_tool(self, ev: ToolEvent) -> None:
+        mark = "<span style='color:#a00'>error</span>" if ev.result.is_error else "<span style='color:#070'>ok</span>"
+        if not ev.ran:
+            mark = "<span style='color:#a00'>not run</span>"
+        self._append(f"<span style='color:#555'>⚙ {html.escape(ev.call.name)}"
+                     f"({html.escape(short_arguments(ev.call.arguments))}) — {mark}</span>")
+
+    def show_alert(self, alert: str) -> None:
+        """Show a check-in alert at the top and in the conversation."""
+        self.alert = alert
+        self._banner(f"Check-in from {self.persona}: {alert}", button=False)
+        self._append(f"<div style='background:#fff7e0'><b>Check-in alert from {html.escape(self.persona)}:</b> "
+                     f"{html.escape(alert)}</div>")
+
+    def _banner(self, text: str, button: bool) -> None:
+        self.banner_text.setText(text)
+        self.banner_button.setVisible(button)
+        self.banner.show()
+
+    # --- session -----------------------------------------------------------------------
+    def _load_personas(self) -> None:
+        personas = self.app.personas
+        self.bridge.call(lambda: [p.name for p in personas.list()], self._fill_personas)
+
+    def _fill_personas(self, names: list[str]) -> None:
+        self.persona_box.blockSignals(True)
+        self.persona_box.clear()
+        for n in names if self.persona in names else [self.persona, *names]:
+            self.persona_box.addItem(n)
+        self.persona_box.setCurrentText(self.persona)
+        self.persona_box.blockSignals(False)
+
+    def _open_session(self) -> None:
+        old, self.session = self.session, ChatSession(self.app, self.persona, self._ask_on_runtime)
+        if old is not None:
+            self.bridge.call_async(old.close)
+        session, mode = self.session, MODES[self.mode_box.currentIndex()][1]
+        self.send_button.setEnabled(False)
+        self.status.setText(f"Opening the chat with {self.persona}…")
+        self.bridge.call_async(lambda: session.open(mode, self._tool.emit),
+                               lambda notes: self._opened(session, notes),
+                               lambda exc: self._open_failed(session, exc))
+
+    def _opened(self, session: ChatSession, notes: list[str]) -> None:
+        if session is not self.session:
+            return
+        self.send_button.setEnabled(True)
+        self.status.setText("; ".join(notes) if notes else f"Talking to {self.persona}.")
+        if not self.alert:
+            self.banner.hide()
+        self.ready.emit()
+
+    def _open_failed(self, session: ChatSession, exc: BaseException) -> None:
+        if session is not self.session:
+            return
+        from ...adapters.model_client import ModelNotConfigured
+
+        if isinstance(exc, ModelNotConfigured):
+            self._banner(f"No model is connected yet, so {self.persona} cannot answer. Connect one "
+                         "(a local Ollama or LM Studio, or an online service) and come back here.", button=True)
+            self.status.setText("")
+        else:
+            self._banner(f"The chat with {self.persona} could not start: {exc}", button=False)
+            self.status.setText("")
+        self.ready.emit()
+
+    def open_model_setup(self) -> None:
+        """The welcome window's model step; when it finishes the chat tries again."""
+        from .welcome import WelcomeWindow
+
+        if self.model_setup is None:
+            self.model_setup = WelcomeWindow(self.app, self.bridge, start_at="model")
+            self.model_setup.finished.connect(self._after_model_setup)
+        self.model_setup.show()
+        self.model_setup.raise_()
+
+    def _after_model_setup(self) -> None:
+        self.banner.hide()
+        self._open_session()
+
+    def _on_persona_chosen(self, index: int) -> None:
+        name = self.persona_box.itemText(index)
+        if name and name != self.persona:
+            if self.busy:
+                self.stop()
+            self.persona = name
+            self.alert = None
+            self.banner.hide()
+            self.setWindowTitle(f"Chat with {name} — Hearthside")
+            self._append(f"<hr><i>Now talking to {html.escape(name)}.</i>")
+            self._open_session()
+
+    def _on_mode(self, index: int) -> None:
+        session, mode = self.session, MODES[index][1]
+        if session is None:
+            return
+        self.bridge.call_async(lambda: session.set_mode(mode),
+                               lambda _: self.status.setText(f"{MODES[index][0]}: from your next message on."),
+                               lambda exc: self.status.setText(f"Could not switch: {exc}"))
+
+    def _on_drift(self, event: Any) -> None:
+        if getattr(event, "persona", None) == self.persona and getattr(event, "state", "") == "missing":
+            self.status.setText(f"{event.file} of {self.persona} is gone; this chat keeps what it read "
+                                "when it started.")
+
+    # --- a turn ------------------------------------------------------------------------
+    def send(self) -> None:
+        text = self.input.toPlainText().strip()
+        session = self.session
+        if not text or session is None or self.busy:
+            return
+        self.input.clear()
+        self._append(f"<b>You:</b> {html.escape(text)}")
+        self.busy = True
+        self.send_button.setEnabled(False)
+        self.stop_button.setEnabled(True)
+        self.status.setText(f"{self.persona} is answering…")
+        self.bridge.call_async(lambda: session.send(text, self._piece.emit), self._finished, self._failed)
+
+    def _finished(self, outcome: TurnOutcome) -> None:
+        self._end_turn()
+        res = outcome.result
+        if outcome.error:
+            self._append(f"<span style='color:#a00'>⚠ {html.escape(outcome.error)}</span>")
+            self.status.setText("The answer failed; you can send your message again.")
+        elif res is not None and res.stopped == "cancelled":
+            self._append("<i>[stopped]</i>")
+            self.status.setText("Stopped.")
+        elif res is not None and res.note:
+            self._append(f"<i>{html.escape(res.note)}</i>")
+            self.status.setText("")
+        else:
+            self.status.setText("")
+        self.turn_finished.emit(outcome)
+
+    def _failed(self, exc: BaseException) -> None:
+        self._end_turn()
+        text = str(exc) if isinstance(exc, ModelError) else f"{type(exc).__name__}: {exc}"
+        self._append(f"<span style='color:#a00'>⚠ {html.escape(text)}</span>")
+        self.status.setText("The answer failed.")
+        self.turn_finished.emit(TurnOutcome(None, text))
+
+    def _end_turn(self) -> None:
+        self.busy = False
+        self._streaming = False
+        self.send_button.setEnabled(self.session is not None)
+        self.stop_button.setEnabled(False)
+        self._clear_approval(False)
+
+    def stop(self) -> None:
+        """Cancel the answer in progress for real (the agent task is cancelled on the runtime)."""
+        if self.session is not None and self.busy:
+            self._clear_approval(False)
+            self.session.cancel()
+            self.status.setText("Stopping…")
+
+    # --- approval ----------------------------------------------------------------------
+    async def _ask_on_runtime(self, request: ApprovalRequest) -> bool:
+        fut: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self._ask.emit(request, fut)
+        return await fut
+
+    def _on_ask(self, request: ApprovalRequest, fut: Any) -> None:
+        self._pending = (request, fut)
+        rows = "".join(f"<tr><td><b>{html.escape(k)}</b>&nbsp;</td><td>{html.escape(v)}</td></tr>"
+                       for k, v in request.fields)
+        self.approval_text.setText(f"{html.escape(self.persona)} wants to run "
+                                   f"<b>{html.escape(request.tool)}</b>, which changes something:"
+                                   f"<table>{rows}</table>")
+        self.approval.show()
+        self.deny_button.setDefault(True)
+        self.deny_button.setFocus()
+        self.approval_shown.emit(request)
+
+    def _answer(self, allow: bool) -> None:
+        pending = self._pending
+        self._clear_approval(allow)
+        if pending is not None:
+            self._append(f"<span style='color:#555'>{'Allowed once' if allow else 'Denied'}: "
+                         f"{html.escape(pending[0].tool)}</span>")
+
+    def _clear_approval(self, allow: bool) -> None:
+        pending, self._pending = self._pending, None
+        self.approval.hide()
+        if pending is None:
+            return
+        fut = pending[1]
+        loop = fut.get_loop()
+
+        def settle() -> None:
+            if not fut.done():
+                fut.set_result(allow)
+
+        loop.call_soon_threadsafe(settle)
+
+    def closeEvent(self, event: Any) -> None:
+        self._clear_approval(False)  # an open question is a no
+        event.ignore()
+        self.hide()

@@ -1,0 +1,293 @@
+"""*Review changes*: each file waiting for review, its diff against the approved copy,
+injection findings, and Approve / Approve all / Open in editor / Show in folder.
+
+Everything shown comes from :mod:`hearthside.app.review` (which asks the drift service), read on
+a worker thread through the bridge. A drift event refreshes the list, and the diff when it is
+about the file on screen. Approving writes only Hearthside's state dir (``DriftService.approve``).
+"""
+
+from __future__ import annotations
+
+import html
+import os
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QMessageBox,
+    QPushButton,
+    QSplitter,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ...app import review as review_app
+from ...app.context import AppContext
+from ...app.drift import FileStatus
+from ..bridge import Bridge
+from .common import PathMessage, UrlOpener, desktop_open, open_path
+
+STATE_TEXT = {
+    "drifted": "changed since you approved it",
+    "new": "new, never approved",
+    "missing": "missing",
+    "rejected": "cannot be used",
+    "approved": "approved",
+}
+_ROW_STYLE = {"add": "background:#e6ffec;color:#05400f", "remove": "background:#ffebe9;color:#6e0b0b",
+              "hunk": "color:#555;background:#eef3fa", "context": ""}
+_SIGN = {"add": "+", "remove": "−", "hunk": "", "context": " "}
+
+
+def file_label(st: FileStatus) -> str:
+    who = st.persona or "your soul"
+    return f"{who} · {st.file} — {STATE_TEXT.get(st.state, st.state)}"
+
+
+def diff_html(item: review_app.ReviewItem) -> str:
+    """The diff as an HTML table: old and new line numbers, +/− and coloured rows."""
+    if not item.rows:
+        return "<p><i>No line differences to show.</i></p>"
+    out = ["<table cellspacing='0' cellpadding='1' width='100%' style='font-family:monospace'>"]
+    for r in item.rows:
+        style = _ROW_STYLE[r.kind]
+        old = "" if r.old_no is None else str(r.old_no)
+        new = "" if r.new_no is None else str(r.new_no)
+        text = html.escape(r.text).replace(" ", "&nbsp;") or "&nbsp;"
+        out.append(f"<tr style='{style}'><td align='right' style='color:#777'>{old}&nbsp;</td>"
+                   f"<td align='right' style='color:#777'>{new}&nbsp;</td>"
+                   f"<td>{_SIGN[r.kind]}</td><td width='100%'>{text}</td></tr>")
+    out.append("</table>")
+    return "".join(out)
+
+
+class ReviewWindow(QWidget):
+    """The list of waiting files and the one selected; closing it only hides it."""
+
+    refreshed = Signal()  # a fresh snapshot is on screen (tests and the tray badge listen)
+    approved = Signal(list)  # statuses approved by the person
+
+    def __init__(self, app: AppContext, bridge: Bridge, persona: str | None = None,
+                 opener: UrlOpener = desktop_open) -> None:
+        super().__init__()
+        self.app = app
+        self.bridge = bridge
+        self.persona = persona
+        self.opener = opener
+        self.files: list[FileStatus] = []
+        self.item: review_app.ReviewItem | None = None
+        self.shown: FileStatus | str | None = None
+        self.message: PathMessage | None = None
+        self.confirm_box: QMessageBox | None = None
+        self._generation = 0
+        self.setWindowTitle("Review changes — Hearthside")
+        self.resize(900, 560)
+        self._build()
+        bridge.drift_event.connect(self._on_drift)
+        self.refresh()
+
+    # --- layout ------------------------------------------------------------------------
+    def _build(self) -> None:
+        root = QVBoxLayout(self)
+        intro = QLabel("Persona files you edited by hand since you last approved them. Approve a "
+                       "file when the change is yours; Hearthside never changes these files itself.")
+        intro.setWordWrap(True)
+        root.addWidget(intro)
+        split = QSplitter(Qt.Orientation.Horizontal)
+        self.list = QListWidget()
+        self.list.setAccessibleName("Files waiting for review")
+        self.list.currentRowChanged.connect(self._on_select)
+        split.addWidget(self.list)
+        right = QWidget()
+        rl = QVBoxLayout(right)
+        rl.setContentsMargins(0, 0, 0, 0)
+        self.title = QLabel()
+        self.title.setWordWrap(True)
+        self.title.setTextFormat(Qt.TextFormat.RichText)
+        self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.title.setAccessibleName("File")
+        rl.addWidget(self.title)
+        self.notes = QLabel()
+        self.notes.setWordWrap(True)
+        self.notes.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        rl.addWidget(self.notes)
+        self.diff = QTextBrowser()
+        self.diff.setAccessibleName("Changes against the approved copy")
+        self.diff.setOpenLinks(False)
+        rl.addWidget(self.diff, 3)
+        self.findings = QListWidget()
+        self.findings.setAccessibleName("Injection findings")
+        self.findings.setMaximumHeight(110)
+        rl.addWidget(self.findings)
+        split.addWidget(right)
+        split.setStretchFactor(0, 1)
+        split.setStretchFactor(1, 3)
+        split.setSizes([280, 620])
+        root.addWidget(split, 1)
+        row = QHBoxLayout()
+        self.approve_button = QPushButton("Approve")
+        self.approve_all_button = QPushButton("Approve all…")
+        self.editor_button = QPushButton("Open in editor")
+        self.folder_button = QPushButton("Show in folder")
+        for b in (self.approve_button, self.approve_all_button, self.editor_button, self.folder_button):
+            b.setAccessibleName(b.text().rstrip("…"))
+            row.addWidget(b)
+        row.addStretch(1)
+        root.addLayout(row)
+        self.status = QLabel()
+        self.status.setWordWrap(True)
+        self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.status.setAccessibleName("Status")
+        root.addWidget(self.status)
+        self.approve_button.clicked.connect(self.approve_selected)
+        self.approve_all_button.clicked.connect(self.ask_approve_all)
+        self.editor_button.clicked.connect(self.open_in_editor)
+        self.folder_button.clicked.connect(self.show_in_folder)
+        self.approve_button.setDefault(True)
+        self._show_item()
+
+    # --- data --------------------------------------------------------------------------
+    def focus_file(self, path: str) -> None:
+        """Show this file (from a notification click), even if it was already approved."""
+        self.shown = os.path.abspath(path)
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Re-read the waiting list and the shown file on a worker thread."""
+        self._generation += 1
+        gen, shown, drift = self._generation, self.shown, self.app.drift
+        self.bridge.call(lambda: review_app.snapshot(drift, shown),
+                         lambda snap: self._apply(gen, snap), self._failed)
+
+    def _on_drift(self, event: Any) -> None:
+        self.refresh()  # the list may change; the diff too when it is the file on screen
+
+    def _failed(self, exc: BaseException) -> None:
+        self.status.setText(f"Could not read the persona files: {exc}")
+        self.refreshed.emit()
+
+    def _apply(self, gen: int, snap: review_app.ReviewSnapshot) -> None:
+        if gen != self._generation:
+            return  # a newer refresh is on its way
+        files = [f for f in snap.files if self.persona is None or f.persona == self.persona
+                 or (isinstance(self.shown, str) and f.path == self.shown)]
+        self.files = files
+        self.list.blockSignals(True)
+        self.list.clear()
+        for st in files:
+            it = QListWidgetItem(file_label(st))
+            it.setToolTip(st.path)
+            self.list.addItem(it)
+        shown_path = self._shown_path()
+        row = next((i for i, f in enumerate(files) if f.path == shown_path), 0 if files else -1)
+        self.list.setCurrentRow(row)
+        self.list.blockSignals(False)
+        if row >= 0 and (snap.item is None or snap.item.path != files[row].path):
+            self.shown = files[row]
+            self.refresh()  # fetch the item of the row now selected
+            return
+        self.item = snap.item
+        if self.item is not None:
+            self.shown = self.item.status
+        self._show_item()
+        self.refreshed.emit()
+
+    def _shown_path(self) -> str | None:
+        if self.shown is None:
+            return None
+        return self.shown if isinstance(self.shown, str) else self.shown.path
+
+    def _on_select(self, row: int) -> None:
+        if 0 <= row < len(self.files) and self.files[row].path != self._shown_path():
+            self.shown = self.files[row]
+            self.refresh()
+
+    def _show_item(self) -> None:
+        item = self.item
+        has = item is not None
+        self.approve_button.setEnabled(has and item.status.state != "rejected" if item else False)
+        self.approve_all_button.setEnabled(bool(self.files))
+        self.editor_button.setEnabled(has and item.status.state not in ("missing",) if item else False)
+        self.folder_button.setEnabled(has)
+        self.findings.clear()
+        if item is None:
+            self.title.setText("<b>Nothing is waiting for review.</b>")
+            self.notes.setText("When you edit a persona file by hand, Hearthside shows the change here "
+                               "so you can approve it. Nothing to do right now.")
+            self.diff.setHtml("")
+            self.diff.setVisible(False)
+            self.findings.setVisible(False)
+            return
+        st = item.status
+        self.diff.setVisible(True)
+        who = html.escape(st.persona or "your soul")
+        self.title.setText(f"<b>{who} · {html.escape(st.file)}</b> — {STATE_TEXT.get(st.state, st.state)}"
+                           f"<br><span style='color:#555'>{html.escape(st.path)}</span>")
+        self.notes.setText("\n".join(item.notes))
+        self.notes.setVisible(bool(item.notes))
+        self.diff.setHtml(diff_html(item))
+        self.findings.setVisible(bool(item.findings))
+        for f in item.findings:
+            self.findings.addItem(f"⚠ Line {f.line}: {f.matched!r} — looks like an instruction "
+                                  f"aimed at the model ({f.description})")
+
+    # --- actions -------------------------------------------------------------------------
+    def approve_selected(self) -> None:
+        if self.item is None:
+            return
+        self._approve([self.item.path])
+
+    def ask_approve_all(self) -> None:
+        """Confirm with the list of files, then approve exactly those."""
+        if not self.files:
+            return
+        paths = [f.path for f in self.files]
+        box = QMessageBox(QMessageBox.Icon.Question, "Approve all changes?",
+                          f"Approve these {len(paths)} files as they are now?", parent=self)
+        box.setInformativeText("\n".join(file_label(f) for f in self.files))
+        box.setStandardButtons(QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel)
+        box.button(QMessageBox.StandardButton.Yes).setText("Approve all")
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        box.accepted.connect(lambda: self._approve(paths))
+        self.confirm_box = box
+        box.open()
+
+    def _approve(self, paths: list[str]) -> None:
+        self.status.setText("Approving…")
+        drift = self.app.drift
+        self.bridge.call(lambda: review_app.approve(drift, paths), self._approved, self._approve_failed)
+
+    def _approved(self, done: list[FileStatus]) -> None:
+        ok = [d for d in done if d.state != "rejected"]
+        bad = [d for d in done if d.state == "rejected"]
+        parts = []
+        if ok:
+            parts.append("Approved: " + ", ".join(f"{d.persona or 'soul'}/{d.file}" for d in ok) + ".")
+        if bad:
+            parts.append("Not approved: " + "; ".join(f"{d.file}: {d.reason}" for d in bad) + ".")
+        self.status.setText(" ".join(parts) or "Nothing needed approving.")
+        self.approved.emit(ok)
+        self.shown = None
+        self.refresh()
+
+    def _approve_failed(self, exc: BaseException) -> None:
+        self.status.setText(str(exc))
+        self.refresh()
+
+    def open_in_editor(self) -> None:
+        if self.item is not None:
+            self.message = open_path(self, self.item.path, "the file", self.opener)
+
+    def show_in_folder(self) -> None:
+        if self.item is not None:
+            folder = os.path.dirname(self.item.path)
+            self.message = open_path(self, folder, "the folder", self.opener)
+
+    def closeEvent(self, event: Any) -> None:
+        event.ignore()
+        self.hide()
