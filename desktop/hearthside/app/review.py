@@ -55,8 +55,10 @@ class ReviewItem:
 
 
 def waiting(drift: Any) -> list[FileStatus]:
-    """Files waiting for review (every state but approved), soul first, then by persona."""
-    return [s for s in drift.scan() if s.state != APPROVED]
+    """Files waiting for review (every state but approved), soul first, then by persona. A file
+    that is absent and was never approved (no soul.md written yet) is not waiting for anything."""
+    return [s for s in drift.scan()
+            if s.state != APPROVED and not (s.state == MISSING and not s.baseline)]
 
 
 def parse_diff(text: str) -> tuple[list[str], list[DiffRow]]:
@@ -99,7 +101,8 @@ def findings_in(path: str) -> list[Finding]:
     body = pf.body
     out = []
     for hit in scan_all(body):
-        line = body.count("\n", 0, hit.offset) + 1
+        lead = len(hit.matched) - len(hit.matched.lstrip()) if hit.kind == "marker" else 0
+        line = body.count("\n", 0, hit.offset + lead) + 1  # a marker's match starts at the newline before it
         out.append(Finding(line, hit.matched.strip() if hit.kind == "marker" else hit.matched, hit.describe()))
     return out
 
