@@ -1,0 +1,197 @@
+"""The chat window against the real session service, the files pack and the loopback fake model."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from fakemodel import FakeModel
+from personas import make_persona, use_model
+
+from ui_helpers import bridge  # noqa: F401 - fixture
+
+WAIT = 15_000
+
+
+@pytest.fixture
+def workspace(app_context, tmp_path: Path) -> Path:  # type: ignore[no-untyped-def]
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    app_context.settings.set("files.workspace", str(ws))
+    return ws
+
+
+def open_chat(qtbot, app_context, bridge, persona: str = "juniper", alert: str | None = None):  # type: ignore[no-untyped-def]
+    from hearthside.ui.windows.chat import ChatWindow
+
+    w = ChatWindow(app_context, bridge, persona, alert)
+    qtbot.addWidget(w)
+    w.show()
+    with qtbot.waitSignal(w.ready, timeout=WAIT):
+        pass
+    return w
+
+
+def say(qtbot, w, text: str):  # type: ignore[no-untyped-def]
+    w.input.setPlainText(text)
+    with qtbot.waitSignal(w.turn_finished, timeout=WAIT) as sig:
+        w.send_button.click()
+    return sig.args[0]
+
+
+def tool_messages(request: dict) -> list[str]:  # type: ignore[type-arg]
+    return [m["content"] for m in request["messages"] if m.get("role") == "tool"]
+
+
+def test_reply_streams_into_the_conversation(qtbot, app_context, bridge, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    make_persona(app_context)
+    with FakeModel([{"text": "Good morning, Ada. Tea is ready."}]) as fm:
+        use_model(monkeypatch, fm)
+        w = open_chat(qtbot, app_context, bridge)
+        pieces: list[str] = []
+        w._piece.connect(pieces.append)
+        out = say(qtbot, w, "Morning!")
+    assert out.error == "" and out.result.stopped == "done"
+    assert len(pieces) > 1 and "".join(pieces) == "Good morning, Ada. Tea is ready."  # streamed in pieces
+    text = w.transcript.toPlainText()
+    assert "You: Morning!" in text and "juniper: Good morning, Ada. Tea is ready." in text
+    assert fm.requests[0]["messages"][-1] == {"role": "user", "content": "Morning!"}
+
+
+def test_mutating_tool_asks_first_deny_is_default_and_the_model_is_told(qtbot, app_context, bridge, monkeypatch, workspace) -> None:  # type: ignore[no-untyped-def]
+    make_persona(app_context)
+    call = json.dumps({"path": "notes.txt", "content": "remember the milk"})
+    with FakeModel([{"tool_calls": [("Write", call)]}, {"text": "All right, I did not write it."}]) as fm:
+        use_model(monkeypatch, fm)
+        w = open_chat(qtbot, app_context, bridge)
+        w.input.setPlainText("Note that down")
+        with qtbot.waitSignal(w.approval_shown, timeout=WAIT) as shown:
+            w.send_button.click()
+        req = shown.args[0]
+        assert req.fields[0] == ("path", "notes.txt")  # the target first
+        assert ("action", "Write") in req.fields
+        assert w.approval.isVisible() and w.deny_button.isDefault()
+        assert "notes.txt" in w.approval_text.text()
+        with qtbot.waitSignal(w.turn_finished, timeout=WAIT):
+            w.deny_button.click()
+    assert not (workspace / "notes.txt").exists()
+    assert tool_messages(fm.requests[1]) == ["Error: The user did not allow Write to run."]
+    text = w.transcript.toPlainText()
+    assert "Denied: Write" in text and "Write(path=notes.txt, content=remember the milk) — not run" in text
+
+
+def test_allow_once_runs_the_tool(qtbot, app_context, bridge, monkeypatch, workspace) -> None:  # type: ignore[no-untyped-def]
+    make_persona(app_context)
+    call = json.dumps({"path": "notes.txt", "content": "milk"})
+    with FakeModel([{"tool_calls": [("Write", call)]}, {"text": "Written."}]) as fm:
+        use_model(monkeypatch, fm)
+        w = open_chat(qtbot, app_context, bridge)
+        w.input.setPlainText("Note that down")
+        with qtbot.waitSignal(w.approval_shown, timeout=WAIT):
+            w.send_button.click()
+        with qtbot.waitSignal(w.turn_finished, timeout=WAIT):
+            w.allow_button.click()
+    assert (workspace / "notes.txt").read_text() == "milk"
+    assert "— ok" in w.transcript.toPlainText()
+
+
+def test_stop_really_cancels_and_the_next_message_works(qtbot, app_context, bridge, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    make_persona(app_context)
+    with FakeModel([{"hang": True}, {"text": "Back again."}]) as fm:
+        use_model(monkeypatch, fm)
+        w = open_chat(qtbot, app_context, bridge)
+        w.input.setPlainText("Tell me a long story")
+        with qtbot.waitSignal(w._piece, timeout=WAIT):
+            w.send_button.click()
+        assert w.stop_button.isEnabled()
+        with qtbot.waitSignal(w.turn_finished, timeout=WAIT) as sig:
+            w.stop_button.click()
+        assert sig.args[0].result.stopped == "cancelled"
+        assert "[stopped]" in w.transcript.toPlainText()
+        out = say(qtbot, w, "Short one then")
+    assert out.result.text == "Back again."
+    assert [m["content"] for m in fm.requests[1]["messages"] if m["role"] == "user"] == ["Short one then"]
+
+
+def test_stop_during_an_approval_prompt_denies_and_cancels(qtbot, app_context, bridge, monkeypatch, workspace) -> None:  # type: ignore[no-untyped-def]
+    make_persona(app_context)
+    call = json.dumps({"path": "x.txt", "content": "x"})
+    with FakeModel([{"tool_calls": [("Write", call)]}]) as fm:
+        use_model(monkeypatch, fm)
+        w = open_chat(qtbot, app_context, bridge)
+        w.input.setPlainText("Write x")
+        with qtbot.waitSignal(w.approval_shown, timeout=WAIT):
+            w.send_button.click()
+        with qtbot.waitSignal(w.turn_finished, timeout=WAIT) as sig:
+            w.stop_button.click()
+    assert sig.args[0].result.stopped in ("cancelled", "done")
+    assert not (workspace / "x.txt").exists() and not w.approval.isVisible()
+
+
+def test_a_model_that_fails_mid_stream_shows_why_and_the_chat_goes_on(qtbot, app_context, bridge, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    make_persona(app_context)
+    half = 'data: {"choices":[{"index":0,"delta":{"content":"Half an ans"}}]}\n\n'
+    with FakeModel([{"sse": half}, {"text": "Whole answer."}]) as fm:
+        use_model(monkeypatch, fm)
+        w = open_chat(qtbot, app_context, bridge)
+        out = say(qtbot, w, "first")
+        assert "the stream ended before the answer was complete" in out.error
+        assert "⚠ The model at" in w.transcript.toPlainText()
+        assert w.send_button.isEnabled() and not w.stop_button.isEnabled()
+        out2 = say(qtbot, w, "second")
+    assert out2.result.text == "Whole answer."
+    assert [m["content"] for m in fm.requests[1]["messages"] if m["role"] == "user"] == ["second"]
+
+
+def test_no_model_offers_the_model_setup_instead_of_a_dead_end(qtbot, app_context, bridge) -> None:  # type: ignore[no-untyped-def]
+    make_persona(app_context)
+    w = open_chat(qtbot, app_context, bridge)
+    assert w.banner.isVisible() and "No model is connected yet" in w.banner_text.text()
+    assert w.banner_button.isVisible() and not w.send_button.isEnabled()
+    w.banner_button.click()
+    setup = w.model_setup
+    assert setup.isVisible() and setup.pages.currentIndex() == 1  # straight to the model step
+
+
+def test_persona_folder_deleted_while_the_chat_is_open(qtbot, app_context, bridge, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from hearthside.app.drift import DriftEvent
+
+    folder = make_persona(app_context)
+    with FakeModel([{"text": "Still here."}]) as fm:
+        use_model(monkeypatch, fm)
+        w = open_chat(qtbot, app_context, bridge)
+        shutil.rmtree(folder)
+        bridge.drift_event.emit(DriftEvent("juniper", "SOUL.md", str(folder / "SOUL.md"), "missing", ""))
+        qtbot.waitUntil(lambda: "is gone" in w.status.text(), timeout=WAIT)
+        out = say(qtbot, w, "Are you there?")  # the running session keeps what it read
+        assert out.result.text == "Still here."
+        # choosing it again (a new session) says why it cannot start, without crashing
+        w._open_session()
+        qtbot.waitUntil(lambda: w.banner.isVisible(), timeout=WAIT)
+    assert "could not start" in w.banner_text.text() and "juniper" in w.banner_text.text()
+
+
+def test_alert_is_shown_when_the_chat_opens_for_a_check_in(qtbot, app_context, bridge, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    make_persona(app_context)
+    with FakeModel() as fm:
+        use_model(monkeypatch, fm)
+        w = open_chat(qtbot, app_context, bridge, alert="The 3pm sync starts in 10 minutes.")
+    assert w.banner.isVisible() and "The 3pm sync starts in 10 minutes." in w.banner_text.text()
+    assert "Check-in alert from juniper: The 3pm sync starts in 10 minutes." in w.transcript.toPlainText()
+
+
+def test_plan_mode_hides_tools_that_change_things_from_the_next_message(qtbot, app_context, bridge, monkeypatch, workspace) -> None:  # type: ignore[no-untyped-def]
+    make_persona(app_context)
+    with FakeModel([{"text": "one"}, {"text": "two"}]) as fm:
+        use_model(monkeypatch, fm)
+        w = open_chat(qtbot, app_context, bridge)
+        say(qtbot, w, "hello")
+        w.mode_box.setCurrentIndex(1)
+        w.mode_box.activated.emit(1)
+        qtbot.waitUntil(lambda: "from your next message on" in w.status.text(), timeout=WAIT)
+        say(qtbot, w, "plan it")
+    names = [[t["function"]["name"] for t in r.get("tools", [])] for r in fm.requests]
+    assert "Write" in names[0] and "Write" not in names[1]
+    assert [m["content"] for m in fm.requests[1]["messages"] if m["role"] == "user"] == ["hello", "plan it"]
