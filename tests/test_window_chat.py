@@ -9,8 +9,13 @@ from pathlib import Path
 import pytest
 from fakemodel import FakeModel
 from personas import make_persona, use_model
+from ui_helpers import make_bridge
 
-from ui_helpers import bridge  # noqa: F401 - fixture
+
+@pytest.fixture
+def bridge(qtbot, app_context):  # type: ignore[no-untyped-def]
+    yield from make_bridge(app_context)
+
 
 WAIT = 15_000
 

@@ -7,10 +7,14 @@ from pathlib import Path
 
 import pytest
 from drift_helpers import atomic_save, make_persona
-
-from ui_helpers import bridge  # noqa: F401 - fixture
-
 from hearthside.app.review import waiting
+from ui_helpers import make_bridge
+
+
+@pytest.fixture
+def bridge(qtbot, app_context):  # type: ignore[no-untyped-def]
+    yield from make_bridge(app_context)
+
 
 WAIT = 10_000
 

@@ -1,14 +1,13 @@
-"""Shared by the window tests: a real bridge over the app's real runtime, and a wait helper."""
+"""Shared by the window tests: a real bridge over the app's real runtime."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
-import pytest
 
-
-@pytest.fixture
-def bridge(qtbot, app_context) -> Iterator[object]:  # type: ignore[no-untyped-def]
+def make_bridge(app_context: Any) -> Iterator[Any]:
+    """Yield a Bridge on the app's runtime; close both afterwards (use inside a fixture)."""
     from hearthside.ui.bridge import Bridge
 
     b = Bridge(lambda: app_context.runtime)

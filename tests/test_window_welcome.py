@@ -1,0 +1,211 @@
+"""The first-run window: personas through the real persona service, models through real HTTP
+servers on 127.0.0.1 (a fake Ollama speaking /api/tags and /v1/models), keys in the real keyring."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from fakeollama import FakeModelServer, closed_port
+from hearthside.app import model_discovery as md
+from ui_helpers import make_bridge
+
+
+@pytest.fixture
+def bridge(qtbot, app_context):  # type: ignore[no-untyped-def]
+    yield from make_bridge(app_context)
+
+
+WAIT = 15_000
+
+
+@pytest.fixture
+def nothing_local(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No Ollama or LM Studio: both candidates point at ports nobody listens on."""
+    monkeypatch.setattr(md, "LOCAL_SERVERS", (
+        md.LocalServer("Ollama", f"http://127.0.0.1:{closed_port()}/v1", True, "pull one"),
+        md.LocalServer("LM Studio", f"http://127.0.0.1:{closed_port()}/v1", False, "load one")))
+
+
+def welcome(qtbot, app_context, bridge, start_at: str = "persona"):  # type: ignore[no-untyped-def]
+    from hearthside.ui.windows.welcome import WelcomeWindow
+
+    w = WelcomeWindow(app_context, bridge, start_at=start_at)
+    qtbot.addWidget(w)
+    w.show()
+    return w
+
+
+def test_create_a_persona_with_the_answers_in_its_new_files(qtbot, app_context, bridge, nothing_local) -> None:  # type: ignore[no-untyped-def]
+    w = welcome(qtbot, app_context, bridge)
+    w.name_edit.setText("Juniper")
+    w.call_me_edit.setText("Sam")
+    w.character_edit.setText("Juniper is patient and loves gardening.")
+    with qtbot.waitSignal(w.persona_created, timeout=WAIT) as sig:
+        w.persona_button.click()
+    assert sig.args == ["Juniper"]
+    folder = app_context.paths.personas_dir / "Juniper"
+    assert "- Call me Sam." in (folder / "USER.md").read_text()
+    assert "Juniper is patient and loves gardening." in (folder / "SOUL.md").read_text()
+    assert sorted(p.name for p in folder.iterdir()) == sorted(
+        ["AGENTS.md", "SOUL.md", "IDENTITY.md", "USER.md", "TOOLS.md", "HEARTBEAT.md", "MEMORY.md"])
+    assert w.pages.currentIndex() == 1
+
+
+@pytest.mark.parametrize("name, answer, expected", [
+    ("", "", "name"),
+    ("../escape", "", "name"),
+    ("Juniper", "x" * 700, "longer than 600 characters"),
+])
+def test_bad_persona_answers_are_refused_with_a_sentence_and_nothing_is_created(qtbot, app_context, bridge, name, answer, expected) -> None:  # type: ignore[no-untyped-def]
+    w = welcome(qtbot, app_context, bridge)
+    w.name_edit.setText(name)
+    w.character_edit.setText(answer)
+    w.persona_button.click()
+    qtbot.waitUntil(lambda: w.persona_error.text() != "", timeout=WAIT)
+    assert expected in w.persona_error.text()
+    assert not app_context.paths.personas_dir.exists() or list(app_context.paths.personas_dir.iterdir()) == []
+    assert w.pages.currentIndex() == 0 and w.persona_button.isEnabled()
+
+
+def test_existing_name_is_refused_and_the_folder_left_alone(qtbot, app_context, bridge) -> None:  # type: ignore[no-untyped-def]
+    folder = app_context.personas.create("Juniper")
+    before = (folder / "SOUL.md").read_bytes()
+    w = welcome(qtbot, app_context, bridge)
+    w.name_edit.setText("Juniper")
+    w.character_edit.setText("Different.")
+    w.persona_button.click()
+    qtbot.waitUntil(lambda: "never overwrites" in w.persona_error.text(), timeout=WAIT)
+    assert (folder / "SOUL.md").read_bytes() == before
+
+
+def test_an_openclaw_workspace_is_added_as_it_is(qtbot, app_context, bridge, tmp_path: Path, nothing_local) -> None:  # type: ignore[no-untyped-def]
+    ws = tmp_path / "clawd"
+    ws.mkdir()
+    files = {"AGENTS.md": "Be brief.", "SOUL.md": "Dry wit.", "USER.md": "Sam.", "BOOTSTRAP.md": "hello"}
+    for k, v in files.items():
+        (ws / k).write_text(v)
+    w = welcome(qtbot, app_context, bridge)
+    w.add_radio.setChecked(True)
+    assert w.persona_button.text() == "Add folder"
+    w.folder_edit.setText(str(ws))
+    with qtbot.waitSignal(w.persona_created, timeout=WAIT) as sig:
+        w.persona_button.click()
+    assert sig.args == ["clawd"]
+    assert [p.name for p in app_context.personas.list()] == ["clawd"]
+    assert {p.name: p.read_text() for p in ws.iterdir()} == files  # nothing written into it
+
+
+def test_adding_a_folder_that_does_not_exist_says_so(qtbot, app_context, bridge, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    w = welcome(qtbot, app_context, bridge)
+    w.add_radio.setChecked(True)
+    w.folder_edit.setText(str(tmp_path / "nope"))
+    w.persona_button.click()
+    qtbot.waitUntil(lambda: w.persona_error.text() != "", timeout=WAIT)
+    assert "nope" in w.persona_error.text()
+    assert app_context.personas.list() == []
+
+
+def test_a_local_ollama_is_offered_with_its_models_and_used_with_one_click(qtbot, app_context, bridge, monkeypatch, secret_service) -> None:  # type: ignore[no-untyped-def]
+    from hearthside.adapters.model_client import API_KEY_REF
+
+    app_context.secrets.set(API_KEY_REF, "sk-old-cloud-key")
+    with FakeModelServer(("llama3.2:latest", "qwen2.5:7b")) as ollama:
+        monkeypatch.setattr(md, "LOCAL_SERVERS", (md.LocalServer("Ollama", ollama.base_url, True, "pull one"),))
+        w = welcome(qtbot, app_context, bridge, start_at="model")
+        with qtbot.waitSignal(w.found_local, timeout=WAIT) as sig:
+            pass
+        assert [(f.label, f.models) for f in sig.args[0]] == [("Ollama", ("llama3.2:latest", "qwen2.5:7b"))]
+        _srv, box, use = w.local_rows[0]
+        assert [box.itemText(i) for i in range(box.count())] == ["llama3.2:latest", "qwen2.5:7b"]
+        box.setCurrentIndex(1)
+        with qtbot.waitSignal(w.model_saved, timeout=WAIT):
+            use.click()
+        assert ollama.seen_keys and all(k == "" for k in ollama.seen_keys)  # no key sent while looking
+    app_context.settings.reload()
+    assert app_context.settings.get("model.base_url") == ollama.base_url
+    assert app_context.settings.get("model.name") == "qwen2.5:7b"
+    assert app_context.secrets.get(API_KEY_REF) is None  # a cloud key is not kept for a local server
+    assert w.pages.currentIndex() == 2
+
+
+def test_a_local_server_without_models_says_how_to_get_one(qtbot, app_context, bridge, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    with FakeModelServer(()) as ollama:
+        monkeypatch.setattr(md, "LOCAL_SERVERS", (md.LOCAL_SERVERS[0].__class__(
+            "Ollama", ollama.base_url, True, md.LOCAL_SERVERS[0].get_models),))
+        w = welcome(qtbot, app_context, bridge, start_at="model")
+        with qtbot.waitSignal(w.found_local, timeout=WAIT):
+            pass
+    assert w.local_rows[0][2] is None  # no Use button
+    texts = [lab.text() for lab in w.findChildren(type(w.local_status))]
+    assert any("Ollama is running but has no models" in t and "ollama pull llama3.2" in t for t in texts)
+
+
+def test_nothing_local_points_to_the_online_services(qtbot, app_context, bridge, nothing_local) -> None:  # type: ignore[no-untyped-def]
+    w = welcome(qtbot, app_context, bridge, start_at="model")
+    with qtbot.waitSignal(w.found_local, timeout=WAIT):
+        pass
+    assert "No Ollama (port 11434) or LM Studio (port 1234) is running here" in w.local_status.text()
+    assert w.provider_box.currentText() == "OpenAI" and w.endpoint_edit.text() == "https://api.openai.com/v1"
+    w.provider_box.setCurrentIndex(w.provider_box.count() - 1)
+    assert w.endpoint_edit.text() == "" and w.provider_box.currentText().startswith("Other")
+
+
+def _test(qtbot, w, base: str, model: str, key: str):  # type: ignore[no-untyped-def]
+    w.provider_box.setCurrentIndex(w.provider_box.count() - 1)
+    w.endpoint_edit.setText(base)
+    w.model_edit.setText(model)
+    w.key_edit.setText(key)
+    with qtbot.waitSignal(w.tested, timeout=WAIT) as sig:
+        w.test_button.click()
+    return sig.args[0]
+
+
+def test_test_with_a_wrong_key_shows_the_exact_reason(qtbot, app_context, bridge, nothing_local) -> None:  # type: ignore[no-untyped-def]
+    with FakeModelServer(("gpt-4o-mini",), ollama=False, key="right-key") as svc:
+        w = welcome(qtbot, app_context, bridge, start_at="model")
+        res = _test(qtbot, w, svc.base_url, "gpt-4o-mini", "wrong-key")
+        assert not res.ok
+        assert w.test_result.text() == (f"✗ {svc.base_url} rejected the API key (HTTP 401: Incorrect API key "
+                                        "provided: wr***ey.). Check the key and paste it again.")
+        assert _test(qtbot, w, svc.base_url, "gpt-4o", "right-key").message == (
+            f"{svc.base_url} answered, but it has no model named 'gpt-4o'. It has: gpt-4o-mini.")
+        ok = _test(qtbot, w, svc.base_url, "gpt-4o-mini", "right-key")
+        assert ok.ok and w.test_result.text() == f"✓ Connected: {svc.base_url} answers and has the model 'gpt-4o-mini'."
+
+
+def test_unknown_endpoints_get_a_reason(qtbot, app_context, bridge, nothing_local) -> None:  # type: ignore[no-untyped-def]
+    w = welcome(qtbot, app_context, bridge, start_at="model")
+    with FakeModelServer(("m",), ollama=False) as svc:
+        res = _test(qtbot, w, svc.base_url.removesuffix("/v1") + "/api", "m", "")
+        assert "does not exist (HTTP 404)" in res.message and "not an OpenAI-compatible endpoint" in res.message
+    port = closed_port()
+    assert _test(qtbot, w, f"http://127.0.0.1:{port}/v1", "m", "").message == (
+        f"Could not reach http://127.0.0.1:{port}/v1: nothing is answering there (connection refused or no such host).")
+    assert _test(qtbot, w, "api.example.com", "m", "").message == (
+        "'api.example.com' is not a web address; it starts with http:// or https://.")
+    assert "travel unencrypted" in _test(qtbot, w, "http://203.0.113.9/v1", "m", "k").message
+
+
+def test_saving_a_service_puts_the_key_in_the_keyring_only(qtbot, app_context, bridge, nothing_local, secret_service) -> None:  # type: ignore[no-untyped-def]
+    from hearthside.adapters.model_client import API_KEY_REF
+
+    with FakeModelServer(("gpt-4o-mini",), ollama=False, key="sk-test-1234567890") as svc:
+        w = welcome(qtbot, app_context, bridge, start_at="model")
+        _test(qtbot, w, svc.base_url + "/chat/completions", "gpt-4o-mini", "sk-test-1234567890")
+        with qtbot.waitSignal(w.model_saved, timeout=WAIT) as sig:
+            w.save_button.click()
+    assert sig.args == [f"Personas now talk to gpt-4o-mini at {svc.base_url}."]
+    assert app_context.secrets.get(API_KEY_REF) == "sk-test-1234567890"
+    assert "sk-test-1234567890" not in app_context.paths.settings_file.read_text()
+    assert app_context.settings.get("model.base_url") == svc.base_url
+
+
+def test_the_model_step_can_be_skipped(qtbot, app_context, bridge, nothing_local) -> None:  # type: ignore[no-untyped-def]
+    w = welcome(qtbot, app_context, bridge, start_at="model")
+    w.skip_button.click()
+    assert w.pages.currentIndex() == 2 and "No model yet" in w.done_text.text()
+    with qtbot.waitSignal(w.finished, timeout=WAIT):
+        w.finish_button.click()
+    assert not w.isVisible()
+    assert md.model_problem(app_context).startswith("No model is configured")
