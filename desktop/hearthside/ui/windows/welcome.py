@@ -50,7 +50,7 @@ class WelcomeWindow(QWidget):
 
     finished = Signal()
     persona_created = Signal(str)  # the new persona's name
-    found_local = Signal(list)  # the local servers found (for tests)
+    found_local = Signal(object)  # the local servers found, a list (for tests)
     tested = Signal(object)  # a CheckResult
     model_saved = Signal(str)
 
@@ -289,7 +289,8 @@ class WelcomeWindow(QWidget):
                 rl.addWidget(box, 1)
                 use = QPushButton(f"Use {srv.label}")
                 use.setAccessibleName(f"Use {srv.label}")
-                use.clicked.connect(lambda _=False, s=srv, b=box: self.use_local(s, b.currentText()))
+                use.setProperty("row", len(self.local_rows))
+                use.clicked.connect(self._use_clicked)
                 rl.addWidget(use)
                 self.local_rows.append((srv, box, use))
             else:
@@ -297,6 +298,12 @@ class WelcomeWindow(QWidget):
                 self.local_rows.append((srv, None, None))
             self.local_box.addWidget(row)
         self.found_local.emit(found)
+
+    def _use_clicked(self) -> None:
+        row = self.sender().property("row")
+        srv, box, _use = self.local_rows[int(row)]
+        if box is not None:
+            self.use_local(srv, box.currentText())
 
     def use_local(self, srv: md.FoundServer, model: str) -> None:
         app = self.app
