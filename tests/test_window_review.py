@@ -49,7 +49,7 @@ def window(qtbot, app_context, bridge, persona):  # type: ignore[no-untyped-def]
 def test_shows_each_waiting_file_with_state_and_a_numbered_coloured_diff(window, persona) -> None:  # type: ignore[no-untyped-def]
     w = window
     assert [w.list.item(i).text() for i in range(w.list.count())] == [
-        "juniper · SOUL.md — changed since you approved it"]
+        "SOUL.md (juniper)\nchanged since you approved it"]
     kinds = [(r.kind, r.old_no, r.new_no, r.text) for r in w.item.rows if r.kind != "hunk"]
     assert ("remove", 2, None, "Likes tea.") in kinds
     assert ("add", None, 2, "Likes coffee.") in kinds
@@ -62,7 +62,8 @@ def test_shows_each_waiting_file_with_state_and_a_numbered_coloured_diff(window,
 def test_injection_finding_shows_line_number_and_matched_text(window) -> None:  # type: ignore[no-untyped-def]
     f = window.item.findings
     assert [(x.line, x.matched) for x in f] == [(3, "system:")]
-    assert window.findings.item(0).text().startswith("⚠ Line 3: 'system:'")
+    assert window.findings.isVisible()
+    assert "⚠ Line 3: <b>system:</b> — text that tries to give the model orders" in window.findings.text()
 
 
 def test_new_missing_and_rejected_states_are_listed(qtbot, app_context, bridge, persona) -> None:  # type: ignore[no-untyped-def]
@@ -75,9 +76,9 @@ def test_new_missing_and_rejected_states_are_listed(qtbot, app_context, bridge, 
     qtbot.addWidget(w)
     qtbot.waitUntil(lambda: w.list.count() == 3, timeout=WAIT)
     texts = sorted(w.list.item(i).text() for i in range(w.list.count()))
-    assert texts == ["juniper · AGENTS.md — new, never approved",
-                     "juniper · IDENTITY.md — cannot be used",
-                     "juniper · USER.md — missing"]
+    assert texts == ["AGENTS.md (juniper)\nnew, never approved",
+                     "IDENTITY.md (juniper)\ncannot be used",
+                     "USER.md (juniper)\nmissing"]
 
 
 def test_approve_writes_the_state_dir_only_and_clears_the_list(window, qtbot, app_context, persona) -> None:  # type: ignore[no-untyped-def]
@@ -143,7 +144,7 @@ def test_persona_folder_deleted_while_shown_is_missing_not_a_crash(window, qtbot
     shutil.rmtree(persona)
     window.bridge.drift_event.emit(DriftEvent("juniper", "SOUL.md", str(persona / "SOUL.md"), "missing", ""))
     qtbot.waitUntil(lambda: window.item is not None and window.item.status.state == "missing", timeout=WAIT)
-    assert "juniper · SOUL.md — missing" in [window.list.item(i).text() for i in range(window.list.count())]
+    assert "SOUL.md (juniper)\nmissing" in [window.list.item(i).text() for i in range(window.list.count())]
     assert f"The folder {persona} no longer exists" in window.notes.text()
     assert not window.editor_button.isEnabled()
     window.approve_button.click()  # nothing left to approve there: a sentence, not a crash
@@ -154,4 +155,4 @@ def test_focus_file_shows_that_file(window, qtbot, persona) -> None:  # type: ig
     (persona / "USER.md").write_text("Ada, in Porto now.\n")
     window.focus_file(str(persona / "USER.md"))
     qtbot.waitUntil(lambda: window.item is not None and window.item.status.file == "USER.md", timeout=WAIT)
-    assert window.list.currentItem().text() == "juniper · USER.md — changed since you approved it"
+    assert window.list.currentItem().text() == "USER.md (juniper)\nchanged since you approved it"

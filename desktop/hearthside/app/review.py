@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.compose import read_persona_file
-from ..core.drift import APPROVED, MISSING
+from ..core.drift import APPROVED, MISSING, REJECTED
 from ..core.injection import scan_all
 from .drift import DriftError, FileStatus
 
@@ -126,7 +126,7 @@ def review_item(drift: Any, status: FileStatus) -> ReviewItem:
     except DriftError as exc:
         notes, rows = [str(exc)], []
     extra = [f for f in status.findings if " contains an " not in f]  # e.g. a link leading outside
-    if status.reason and status.state not in (APPROVED,):
+    if status.reason and status.state in (REJECTED, MISSING):  # the title already says "changed"/"new"
         extra.insert(0, status.reason)
     return ReviewItem(status, tuple(rows), tuple(extra + notes), tuple(findings_in(status.path)))
 

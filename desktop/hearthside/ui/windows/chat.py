@@ -93,7 +93,8 @@ class ChatWindow(QWidget):
 
         self.banner = QFrame()
         self.banner.setFrameShape(QFrame.Shape.StyledPanel)
-        self.banner.setStyleSheet("QFrame{background:#fff7e0;border:1px solid #e0c060;border-radius:4px}")
+        self.banner.setObjectName("banner")
+        self.banner.setStyleSheet("#banner{background:#fff7e0;border:1px solid #e0c060;border-radius:4px}")
         bl = QHBoxLayout(self.banner)
         self.banner_text = QLabel()
         self.banner_text.setWordWrap(True)
@@ -114,7 +115,8 @@ class ChatWindow(QWidget):
 
         self.approval = QFrame()
         self.approval.setFrameShape(QFrame.Shape.StyledPanel)
-        self.approval.setStyleSheet("QFrame{background:#eef3fa;border:1px solid #8aa4c8;border-radius:4px}")
+        self.approval.setObjectName("approval")
+        self.approval.setStyleSheet("#approval{background:#eef3fa;border:1px solid #8aa4c8;border-radius:4px}")
         al = QVBoxLayout(self.approval)
         self.approval_text = QLabel()
         self.approval_text.setWordWrap(True)
@@ -172,6 +174,10 @@ class ChatWindow(QWidget):
         cur.movePosition(QTextCursor.MoveOperation.End)
         self.transcript.setTextCursor(cur)
         self.transcript.append(html_text)
+        cur.movePosition(QTextCursor.MoveOperation.End)
+        fmt = cur.blockFormat()
+        fmt.setTopMargin(6)  # a little air between messages
+        cur.setBlockFormat(fmt)
 
     def _on_piece(self, piece: str) -> None:
         if not self._streaming:

@@ -49,21 +49,39 @@ def file_label(st: FileStatus) -> str:
     return f"{who} · {st.file} — {STATE_TEXT.get(st.state, st.state)}"
 
 
+def list_label(st: FileStatus) -> str:
+    """Two short lines for the list: the file and whose it is, then its state."""
+    who = st.persona or "your soul"
+    return f"{st.file} ({who})\n{STATE_TEXT.get(st.state, st.state)}"
+
+
 def diff_html(item: review_app.ReviewItem) -> str:
-    """The diff as an HTML table: old and new line numbers, +/− and coloured rows."""
+    """The diff as preformatted lines: old and new line numbers, +/− and coloured backgrounds."""
     if not item.rows:
         return "<p><i>No line differences to show.</i></p>"
-    out = ["<table cellspacing='0' cellpadding='1' width='100%' style='font-family:monospace'>"]
-    for r in item.rows:
-        style = _ROW_STYLE[r.kind]
+    width = max(len(str(n)) for r in item.rows for n in (r.old_no, r.new_no, 1) if n is not None)
+    out = []
+    for i, r in enumerate(item.rows):
+        if r.kind == "hunk":
+            if i == 0:
+                continue  # a gap marker only between two parts of the file
+            out.append(f"<pre style='margin:0;{_ROW_STYLE['hunk']}'>{' ' * (2 * width + 2)}⋯</pre>")
+            continue
         old = "" if r.old_no is None else str(r.old_no)
         new = "" if r.new_no is None else str(r.new_no)
-        text = html.escape(r.text).replace(" ", "&nbsp;") or "&nbsp;"
-        out.append(f"<tr style='{style}'><td align='right' style='color:#777'>{old}&nbsp;</td>"
-                   f"<td align='right' style='color:#777'>{new}&nbsp;</td>"
-                   f"<td>{_SIGN[r.kind]}</td><td width='100%'>{text}</td></tr>")
-    out.append("</table>")
+        nums = f"<span style='color:#777'>{old:>{width}} {new:>{width}}</span>"
+        out.append(f"<pre style='margin:0;{_ROW_STYLE[r.kind]}'>{nums} {_SIGN[r.kind]} {html.escape(r.text)}</pre>")
     return "".join(out)
+
+
+def finding_text(f: review_app.Finding) -> str:
+    what = ("an invisible character" if f.matched.startswith("U+")
+            else "text that tries to give the model orders")
+    return f"⚠ Line {f.line}: {f.matched} — {what}. Approve only if you wrote it."
+
+
+def finding_html(f: review_app.Finding) -> str:
+    return html.escape(finding_text(f)).replace(html.escape(f.matched), f"<b>{html.escape(f.matched)}</b>", 1)
 
 
 class ReviewWindow(QWidget):
@@ -101,6 +119,9 @@ class ReviewWindow(QWidget):
         split = QSplitter(Qt.Orientation.Horizontal)
         self.list = QListWidget()
         self.list.setAccessibleName("Files waiting for review")
+        self.list.setWordWrap(True)
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.list.setSpacing(2)
         self.list.currentRowChanged.connect(self._on_select)
         split.addWidget(self.list)
         right = QWidget()
@@ -120,9 +141,12 @@ class ReviewWindow(QWidget):
         self.diff.setAccessibleName("Changes against the approved copy")
         self.diff.setOpenLinks(False)
         rl.addWidget(self.diff, 3)
-        self.findings = QListWidget()
+        self.findings = QLabel()
+        self.findings.setWordWrap(True)
+        self.findings.setTextFormat(Qt.TextFormat.RichText)
+        self.findings.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.findings.setStyleSheet("QLabel{background:#fff4e5;border:1px solid #e0a040;padding:4px}")
         self.findings.setAccessibleName("Injection findings")
-        self.findings.setMaximumHeight(110)
         rl.addWidget(self.findings)
         split.addWidget(right)
         split.setStretchFactor(0, 1)
@@ -180,8 +204,9 @@ class ReviewWindow(QWidget):
         self.list.blockSignals(True)
         self.list.clear()
         for st in files:
-            it = QListWidgetItem(file_label(st))
+            it = QListWidgetItem(list_label(st))
             it.setToolTip(st.path)
+            it.setData(Qt.ItemDataRole.AccessibleTextRole, file_label(st))
             self.list.addItem(it)
         shown_path = self._shown_path()
         row = next((i for i, f in enumerate(files) if f.path == shown_path), 0 if files else -1)
@@ -214,7 +239,7 @@ class ReviewWindow(QWidget):
         self.approve_all_button.setEnabled(bool(self.files))
         self.editor_button.setEnabled(has and item.status.state not in ("missing",) if item else False)
         self.folder_button.setEnabled(has)
-        self.findings.clear()
+        self.findings.setText("")
         if item is None:
             self.title.setText("<b>Nothing is waiting for review.</b>")
             self.notes.setText("When you edit a persona file by hand, Hearthside shows the change here "
@@ -228,13 +253,11 @@ class ReviewWindow(QWidget):
         who = html.escape(st.persona or "your soul")
         self.title.setText(f"<b>{who} · {html.escape(st.file)}</b> — {STATE_TEXT.get(st.state, st.state)}"
                            f"<br><span style='color:#555'>{html.escape(st.path)}</span>")
-        self.notes.setText("\n".join(item.notes))
+        self.notes.setText("\n".join(n[:1].upper() + n[1:] for n in item.notes))
         self.notes.setVisible(bool(item.notes))
         self.diff.setHtml(diff_html(item))
         self.findings.setVisible(bool(item.findings))
-        for f in item.findings:
-            self.findings.addItem(f"⚠ Line {f.line}: {f.matched!r} — looks like an instruction "
-                                  f"aimed at the model ({f.description})")
+        self.findings.setText("<br>".join(finding_html(f) for f in item.findings))
 
     # --- actions -------------------------------------------------------------------------
     def approve_selected(self) -> None:
