@@ -24,11 +24,10 @@ def main(which: str, out: str) -> int:
     for k, v in {"HOME": home, "XDG_CONFIG_HOME": home / ".config", "XDG_DATA_HOME": home / ".local/share",
                  "XDG_STATE_HOME": home / ".local/state", "XDG_CACHE_HOME": home / ".cache"}.items():
         os.environ[k] = str(v)
-    from PySide6.QtCore import QTimer
-    from PySide6.QtWidgets import QApplication
-
     from hearthside.app.context import AppContext
     from hearthside.ui.bridge import Bridge
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication
 
     qapp = QApplication([])
     app = AppContext()
@@ -60,7 +59,6 @@ def main(which: str, out: str) -> int:
         w.refreshed.connect(lambda: shoot() if w.item and w.item.status.file == "SOUL.md" else None)
     elif which == "chat":
         from fakemodel import FakeModel
-
         from hearthside.ui.windows.chat import ChatWindow
 
         p = app.paths.personas_dir / "juniper"
@@ -95,7 +93,6 @@ def main(which: str, out: str) -> int:
         w.approval_shown.connect(lambda _r: shoot())
     elif which in ("welcome", "welcome-model"):
         from fakeollama import FakeModelServer
-
         from hearthside.app import model_discovery as md
         from hearthside.ui.windows.welcome import WelcomeWindow
 
