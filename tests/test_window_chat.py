@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from fakemodel import FakeModel
 from personas import make_persona, use_model
+from PySide6.QtCore import Qt
 from ui_helpers import make_bridge
 
 
@@ -80,7 +81,7 @@ def test_mutating_tool_asks_first_deny_is_default_and_the_model_is_told(qtbot, a
         assert w.approval.isVisible() and w.deny_button.isDefault()
         assert "notes.txt" in w.approval_text.text()
         with qtbot.waitSignal(w.turn_finished, timeout=WAIT):
-            w.deny_button.click()
+            qtbot.keyClick(w.deny_button, Qt.Key.Key_Return)  # Enter on the default button denies
     assert not (workspace / "notes.txt").exists()
     assert tool_messages(fm.requests[1]) == ["Error: The user did not allow Write to run."]
     text = w.transcript.toPlainText()
