@@ -209,3 +209,16 @@ def test_the_model_step_can_be_skipped(qtbot, app_context, bridge, nothing_local
         w.finish_button.click()
     assert not w.isVisible()
     assert md.model_problem(app_context).startswith("No model is configured")
+
+
+def test_shown_again_it_starts_over_with_empty_answers(qtbot, app_context, bridge, nothing_local) -> None:  # type: ignore[no-untyped-def]
+    w = welcome(qtbot, app_context, bridge)
+    w.name_edit.setText("Juniper")
+    with qtbot.waitSignal(w.persona_created, timeout=WAIT):
+        w.persona_button.click()
+    w.key_edit.setText("sk-typed-but-not-saved")
+    w.skip_button.click()
+    with qtbot.waitSignal(w.finished, timeout=WAIT):
+        w.finish_button.click()
+    w.show()  # "New persona…" from the tray
+    assert w.pages.currentIndex() == 0 and w.name_edit.text() == "" and w.key_edit.text() == ""

@@ -60,6 +60,7 @@ class WelcomeWindow(QWidget):
         self.bridge = bridge
         self.persona_name = ""
         self.local: list[md.FoundServer] = []
+        self.start_at = start_at
         self.setWindowTitle("Welcome to Hearthside")
         self.resize(640, 600)
         root = QVBoxLayout(self)
@@ -375,9 +376,23 @@ class WelcomeWindow(QWidget):
 
     def finish(self) -> None:
         self.hide()
+        self.reset()
         self.finished.emit()
+
+    def reset(self) -> None:
+        """Back to the first step with empty answers, for the next time the window is shown
+        (the tray keeps one welcome window for *New persona…*)."""
+        for edit in (self.name_edit, self.call_me_edit, self.character_edit, self.folder_edit, self.key_edit):
+            edit.clear()
+        self.persona_error.setText("")
+        self.test_result.setText("")
+        self.persona_name = ""
+        self.create_radio.setChecked(True)
+        if self.start_at == "model":
+            self.pages.setCurrentIndex(1)
+        else:
+            self.pages.setCurrentIndex(0)
 
     def closeEvent(self, event: Any) -> None:
         event.ignore()
-        self.hide()
-        self.finished.emit()
+        self.finish()
