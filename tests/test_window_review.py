@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -156,3 +158,52 @@ def test_focus_file_shows_that_file(window, qtbot, persona) -> None:  # type: ig
     window.focus_file(str(persona / "USER.md"))
     qtbot.waitUntil(lambda: window.item is not None and window.item.status.file == "USER.md", timeout=WAIT)
     assert window.list.currentItem().text() == "USER.md (juniper)\nchanged since you approved it"
+
+
+_WRITES: list[str] | None = None
+
+
+def _audit(event: str, args: tuple) -> None:  # type: ignore[type-arg]
+    if _WRITES is None:
+        return
+    if event == "open" and len(args) > 1 and isinstance(args[0], (str, bytes, os.PathLike)):
+        mode, flags = args[1], args[2] if len(args) > 2 else 0
+        if (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
+                isinstance(flags, int) and flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC)):
+            _WRITES.append(os.fsdecode(args[0]))
+    elif event in ("os.rename", "os.replace", "os.remove", "os.unlink", "os.mkdir", "os.rmdir", "os.chmod"):
+        _WRITES.extend(os.fsdecode(a) for a in args[:2] if isinstance(a, (str, bytes, os.PathLike)))
+
+
+sys.addaudithook(_audit)  # permanent, but it records only while a test sets _WRITES
+
+
+def test_a_whole_review_session_writes_only_the_state_dir(window, qtbot, app_context, persona) -> None:  # type: ignore[no-untyped-def]
+    """Refresh, select, approve one, approve all, open: every write lands in the state dir."""
+    from PySide6.QtWidgets import QMessageBox
+
+    global _WRITES
+    (persona / "AGENTS.md").write_text("Be brief.\n")
+    _WRITES = []
+    try:
+        window.refresh()
+        qtbot.waitUntil(lambda: window.list.count() == 2, timeout=WAIT)
+        with qtbot.waitSignal(window.approved, timeout=WAIT):
+            window.approve_button.click()
+        paused, _WRITES = _WRITES, None
+        (persona / "USER.md").unlink()  # the person deletes a file (not recorded)
+        _WRITES = paused
+        window.refresh()
+        qtbot.waitUntil(lambda: any(f.file == "USER.md" for f in window.files), timeout=WAIT)
+        window.approve_all_button.click()
+        with qtbot.waitSignal(window.approved, timeout=WAIT):
+            window.confirm_box.button(QMessageBox.StandardButton.Yes).click()
+        window.editor_button.click()
+        writes, _WRITES = _WRITES, None
+    finally:
+        _WRITES = None
+    state = str(app_context.paths.state_dir)
+    assert writes, "the approvals were recorded somewhere"
+    outside = [w for w in writes if not os.path.realpath(w).startswith(os.path.realpath(state) + os.sep)]
+    assert outside == [], outside
+    assert waiting(app_context.drift) == []

@@ -187,7 +187,7 @@ def test_unknown_endpoints_get_a_reason(qtbot, app_context, bridge, nothing_loca
     assert "travel unencrypted" in _test(qtbot, w, "http://203.0.113.9/v1", "m", "k").message
 
 
-def test_saving_a_service_puts_the_key_in_the_keyring_only(qtbot, app_context, bridge, nothing_local, secret_service) -> None:  # type: ignore[no-untyped-def]
+def test_saving_a_service_puts_the_key_in_the_keyring_only(qtbot, app_context, bridge, nothing_local, secret_service, isolated_home) -> None:  # type: ignore[no-untyped-def]
     from hearthside.adapters.model_client import API_KEY_REF
 
     with FakeModelServer(("gpt-4o-mini",), ollama=False, key="sk-test-1234567890") as svc:
@@ -198,6 +198,8 @@ def test_saving_a_service_puts_the_key_in_the_keyring_only(qtbot, app_context, b
     assert sig.args == [f"Personas now talk to gpt-4o-mini at {svc.base_url}."]
     assert app_context.secrets.get(API_KEY_REF) == "sk-test-1234567890"
     assert "sk-test-1234567890" not in app_context.paths.settings_file.read_text()
+    for f in (p for p in Path(isolated_home).rglob("*") if p.is_file()):  # settings, logs, state
+        assert b"sk-test-1234567890" not in f.read_bytes(), f
     assert app_context.settings.get("model.base_url") == svc.base_url
 
 
