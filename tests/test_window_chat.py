@@ -201,3 +201,19 @@ def test_plan_mode_hides_tools_that_change_things_from_the_next_message(qtbot, a
     names = [[t["function"]["name"] for t in r.get("tools", [])] for r in fm.requests]
     assert "Write" in names[0] and "Write" not in names[1]
     assert [m["content"] for m in fm.requests[1]["messages"] if m["role"] == "user"] == ["hello", "plan it"]
+
+
+def test_escape_hides_the_window_and_an_open_question_is_denied(qtbot, app_context, bridge, monkeypatch, workspace) -> None:  # type: ignore[no-untyped-def]
+    make_persona(app_context)
+    call = json.dumps({"path": "esc.txt", "content": "x"})
+    with FakeModel([{"tool_calls": [("Write", call)]}, {"text": "Fine."}]) as fm:
+        use_model(monkeypatch, fm)
+        w = open_chat(qtbot, app_context, bridge)
+        w.input.setPlainText("Write it")
+        with qtbot.waitSignal(w.approval_shown, timeout=WAIT):
+            w.send_button.click()
+        with qtbot.waitSignal(w.turn_finished, timeout=WAIT):
+            qtbot.keyClick(w, Qt.Key.Key_Escape)
+        assert not w.isVisible()
+    assert not (workspace / "esc.txt").exists()
+    assert tool_messages(fm.requests[1]) == ["Error: The user did not allow Write to run."]

@@ -31,6 +31,7 @@ from ...app.context import AppContext
 from ...core.agent import ModelError, ToolEvent
 from ...core.tools import PermissionMode
 from ..bridge import Bridge
+from .common import close_on_escape
 
 MODES = (("Ask before changes", PermissionMode.DEFAULT),
          ("Plan only (no changes)", PermissionMode.PLAN),
@@ -63,6 +64,7 @@ class ChatWindow(QWidget):
         self.setWindowTitle(f"Chat with {persona} — Hearthside")
         self.resize(720, 620)
         self._build()
+        close_on_escape(self)
         self._piece.connect(self._on_piece)
         self._tool.connect(self._on_tool)
         self._ask.connect(self._on_ask)

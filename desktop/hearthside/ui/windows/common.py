@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from PySide6.QtCore import Qt, QUrl
-from PySide6.QtGui import QDesktopServices, QGuiApplication
+from PySide6.QtGui import QDesktopServices, QGuiApplication, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -64,3 +64,8 @@ def open_path(parent: QWidget, path: str, what: str, opener: UrlOpener = desktop
     box.setModal(False)
     box.show()
     return box
+
+
+def close_on_escape(window: QWidget) -> QShortcut:
+    """Escape closes (hides) the window, as people expect of a dialog-like window."""
+    return QShortcut(QKeySequence(Qt.Key.Key_Escape), window, window.close)

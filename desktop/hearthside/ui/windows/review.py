@@ -30,7 +30,7 @@ from ...app import review as review_app
 from ...app.context import AppContext
 from ...app.drift import FileStatus
 from ..bridge import Bridge
-from .common import PathMessage, UrlOpener, desktop_open, open_path
+from .common import PathMessage, UrlOpener, close_on_escape, desktop_open, open_path
 
 STATE_TEXT = {
     "drifted": "changed since you approved it",
@@ -106,6 +106,7 @@ class ReviewWindow(QWidget):
         self.setWindowTitle("Review changes — Hearthside")
         self.resize(900, 560)
         self._build()
+        close_on_escape(self)
         bridge.drift_event.connect(self._on_drift)
         self.refresh()
 

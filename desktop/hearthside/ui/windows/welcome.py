@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 from ...app import model_discovery as md
 from ...app.context import AppContext
 from ..bridge import Bridge
+from .common import close_on_escape
 
 OTHER = "Other (any OpenAI-compatible endpoint)"
 
@@ -69,6 +70,7 @@ class WelcomeWindow(QWidget):
         self.pages.addWidget(self._persona_page())
         self.pages.addWidget(self._model_page())
         self.pages.addWidget(self._done_page())
+        close_on_escape(self)
         if start_at == "model":
             self.go_model()
         else:
