@@ -10,6 +10,7 @@ agent's own rule: default mode asks, accept-edits runs, plan hides them) and can
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -32,15 +33,25 @@ class ApprovalRequest:
 
     tool: str
     fields: tuple[tuple[str, str], ...]
+    refusal: str = ""  # the write guard will refuse this call anyway (nothing to ask)
 
     @property
     def path(self) -> str:
         return next((v for k, v in self.fields if k == "path"), "")
 
 
-def approval_request(tool: Tool, call: ToolCall, args: Mapping[str, Any]) -> ApprovalRequest:
-    """The fields of one approval prompt: the tool's own description when it has one, else
-    the target (path) first, then the action, then the other arguments, each shortened."""
+def approval_request(tool: Tool, call: ToolCall, args: Mapping[str, Any], env: Any = None) -> ApprovalRequest:
+    """The fields of one approval prompt: the core's description of the call (the resolved
+    target path in full, the action, the other arguments) where the core has one, else the
+    tool's own description, else the target argument first, then the action and the rest."""
+    try:  # the one description the CLI uses too (core/approval.py, from the write-guard work)
+        describe_call = importlib.import_module("hearthside.core.approval").describe_call
+    except (ImportError, AttributeError):
+        describe_call = None
+    if describe_call is not None and env is not None:
+        req = describe_call(tool, args, env)
+        head = [("path", req.path)] if req.path else []
+        return ApprovalRequest(call.name, (*head, ("action", req.action), *req.rest), req.refusal)
     for attr in ("approval_request", "describe_approval"):
         describe = getattr(tool, attr, None)
         if callable(describe):
@@ -84,12 +95,16 @@ Ask = Callable[[ApprovalRequest], Awaitable[bool]]
 class _CallbackApprover:
     """The agent's approver for a window: each mutating call becomes an ``ApprovalRequest``."""
 
-    def __init__(self, ask: Ask) -> None:
+    def __init__(self, ask: Ask, env: Any = None) -> None:
         self.ask = ask
+        self.env = env
 
     async def approve(self, tool: Tool, call: ToolCall, args: Mapping[str, Any]) -> bool:
+        request = approval_request(tool, call, args, self.env)
+        if request.refusal:
+            return True  # as in the CLI: the write guard refuses it and the model hears why
         try:
-            return bool(await self.ask(approval_request(tool, call, args)))
+            return bool(await self.ask(request))
         except asyncio.CancelledError:
             raise
         except Exception:  # noqa: BLE001 - no answer is a no
@@ -132,7 +147,7 @@ class ChatSession:
 
     async def _build(self, mode: PermissionMode, carry: bool) -> None:
         prepared = await asyncio.to_thread(self.app.sessions.prepare, self.persona, mode)
-        agent = self.app.sessions.agent(prepared, self._model, _CallbackApprover(self.ask),
+        agent = self.app.sessions.agent(prepared, self._model, _CallbackApprover(self.ask, prepared.env),
                                         on_tool=self._on_tool)
         if carry and self._agent is not None:  # the talk so far continues under the new mode
             agent.messages.extend(self._agent.messages[1:])
