@@ -76,8 +76,9 @@ def test_mutating_tool_asks_first_deny_is_default_and_the_model_is_told(qtbot, a
         with qtbot.waitSignal(w.approval_shown, timeout=WAIT) as shown:
             w.send_button.click()
         req = shown.args[0]
-        assert req.fields[0] == ("path", "notes.txt")  # the target first
-        assert ("action", "Write") in req.fields
+        key, target = req.fields[0]
+        assert key == "path" and target.endswith("notes.txt")  # the target first (resolved, in full, with the guard)
+        assert req.fields[1][0] == "action"
         assert w.approval.isVisible() and w.deny_button.isDefault()
         assert "notes.txt" in w.approval_text.text()
         with qtbot.waitSignal(w.turn_finished, timeout=WAIT):
