@@ -148,9 +148,8 @@ def test_persona_folder_deleted_while_shown_is_missing_not_a_crash(window, qtbot
     qtbot.waitUntil(lambda: window.item is not None and window.item.status.state == "missing", timeout=WAIT)
     assert "SOUL.md (juniper)\nmissing" in [window.list.item(i).text() for i in range(window.list.count())]
     assert f"The folder {persona} no longer exists" in window.notes.text()
-    assert not window.editor_button.isEnabled()
-    window.approve_button.click()  # nothing left to approve there: a sentence, not a crash
-    qtbot.waitUntil(lambda: "is not a watched file" in window.status.text(), timeout=WAIT)
+    assert not window.editor_button.isEnabled() and not window.approve_button.isEnabled()
+    assert window.folder_button.isEnabled()  # shows the path (with Copy path) when it cannot open it
 
 
 def test_focus_file_shows_that_file(window, qtbot, persona) -> None:  # type: ignore[no-untyped-def]
@@ -207,3 +206,15 @@ def test_a_whole_review_session_writes_only_the_state_dir(window, qtbot, app_con
     outside = [w for w in writes if not os.path.realpath(w).startswith(os.path.realpath(state) + os.sep)]
     assert outside == [], outside
     assert waiting(app_context.drift) == []
+
+
+def test_a_hidden_window_catches_up_when_shown_again(window, qtbot, persona) -> None:  # type: ignore[no-untyped-def]
+    from hearthside.app.drift import DriftEvent
+
+    window.hide()
+    (persona / "AGENTS.md").write_text("Be brief.\n")
+    window.bridge.drift_event.emit(DriftEvent("juniper", "AGENTS.md", str(persona / "AGENTS.md"), "new", ""))
+    qtbot.wait(200)
+    assert window.list.count() == 1  # no work while hidden
+    window.show()
+    qtbot.waitUntil(lambda: window.list.count() == 2, timeout=WAIT)

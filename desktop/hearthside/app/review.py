@@ -48,10 +48,20 @@ class ReviewItem:
     rows: tuple[DiffRow, ...] = ()
     notes: tuple[str, ...] = ()
     findings: tuple[Finding, ...] = ()
+    folder_gone: bool = False  # the whole persona folder is gone: nothing left to approve
 
     @property
     def path(self) -> str:
         return self.status.path
+
+    @property
+    def can_approve(self) -> bool:
+        """Approving needs a usable file, or an approved copy whose removal can be accepted."""
+        return self.status.state != REJECTED and not self.folder_gone
+
+    @property
+    def can_open(self) -> bool:
+        return self.status.state != MISSING
 
 
 def waiting(drift: Any) -> list[FileStatus]:
@@ -112,15 +122,16 @@ def review_item(drift: Any, status: FileStatus) -> ReviewItem:
     gone comes back as missing with a note, never as an error."""
     if not os.path.lexists(status.path):
         gone = os.path.dirname(status.path)
-        note = ("The file no longer exists." if os.path.isdir(gone)
-                else f"The folder {gone} no longer exists; this persona's files are gone.")
+        folder_gone = not os.path.isdir(gone)
+        note = (f"The folder {gone} no longer exists; this persona's files are gone." if folder_gone
+                else "The file no longer exists. Approve to accept that it was removed.")
         st = status if status.state == MISSING else FileStatus(
             status.persona, status.file, status.path, MISSING, status.baseline, "", (), note)
         try:
             notes, rows = parse_diff(drift.diff(status.path))
         except DriftError:
             notes, rows = [], []
-        return ReviewItem(st, tuple(rows), (note, *notes))
+        return ReviewItem(st, tuple(rows), (note, *notes), folder_gone=folder_gone)
     try:
         notes, rows = parse_diff(drift.diff(status.path))
     except DriftError as exc:

@@ -103,6 +103,7 @@ class ReviewWindow(QWidget):
         self.message: PathMessage | None = None
         self.confirm_box: QMessageBox | None = None
         self._generation = 0
+        self._stale = False
         self.setWindowTitle("Review changes — Hearthside")
         self.resize(900, 560)
         self._build()
@@ -190,7 +191,16 @@ class ReviewWindow(QWidget):
                          lambda snap: self._apply(gen, snap), self._failed)
 
     def _on_drift(self, event: Any) -> None:
-        self.refresh()  # the list may change; the diff too when it is the file on screen
+        if self.isVisible():
+            self.refresh()  # the list may change; the diff too when it is the file on screen
+        else:
+            self._stale = True  # a hidden window catches up when it is shown again
+
+    def showEvent(self, event: Any) -> None:
+        super().showEvent(event)
+        if self._stale:
+            self._stale = False
+            self.refresh()
 
     def _failed(self, exc: BaseException) -> None:
         self.status.setText(f"Could not read the persona files: {exc}")
@@ -236,9 +246,9 @@ class ReviewWindow(QWidget):
     def _show_item(self) -> None:
         item = self.item
         has = item is not None
-        self.approve_button.setEnabled(has and item.status.state != "rejected" if item else False)
+        self.approve_button.setEnabled(item.can_approve if item else False)
         self.approve_all_button.setEnabled(bool(self.files))
-        self.editor_button.setEnabled(has and item.status.state not in ("missing",) if item else False)
+        self.editor_button.setEnabled(item.can_open if item else False)
         self.folder_button.setEnabled(has)
         self.findings.setText("")
         if item is None:
