@@ -218,3 +218,19 @@ def test_escape_hides_the_window_and_an_open_question_is_denied(qtbot, app_conte
         assert not w.isVisible()
     assert not (workspace / "esc.txt").exists()
     assert tool_messages(fm.requests[1]) == ["Error: The user did not allow Write to run."]
+
+
+def test_picking_another_persona_talks_to_it(qtbot, app_context, bridge, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    make_persona(app_context)
+    make_persona(app_context, "rowan", {"SOUL.md": "Rowan is brisk."})
+    with FakeModel([{"text": "Rowan here."}]) as fm:
+        use_model(monkeypatch, fm)
+        w = open_chat(qtbot, app_context, bridge)
+        qtbot.waitUntil(lambda: w.persona_box.count() == 2, timeout=WAIT)
+        index = w.persona_box.findText("rowan")
+        w.persona_box.setCurrentIndex(index)
+        with qtbot.waitSignal(w.ready, timeout=WAIT):
+            w.persona_box.activated.emit(index)
+        out = say(qtbot, w, "Who is this?")
+    assert out.result.text == "Rowan here." and w.windowTitle().startswith("Chat with rowan")
+    assert "Rowan is brisk." in fm.requests[0]["messages"][0]["content"]

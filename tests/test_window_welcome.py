@@ -224,3 +224,11 @@ def test_shown_again_it_starts_over_with_empty_answers(qtbot, app_context, bridg
         w.finish_button.click()
     w.show()  # "New persona…" from the tray
     assert w.pages.currentIndex() == 0 and w.name_edit.text() == "" and w.key_edit.text() == ""
+
+
+def test_a_model_already_in_use_is_named(qtbot, app_context, bridge, nothing_local) -> None:  # type: ignore[no-untyped-def]
+    app_context.settings.set("model.base_url", "http://127.0.0.1:11434/v1")
+    app_context.settings.set("model.name", "llama3.2")
+    w = welcome(qtbot, app_context, bridge, start_at="model")
+    qtbot.waitUntil(lambda: w.current.isVisible(), timeout=WAIT)
+    assert w.current.text().startswith("Personas already talk to llama3.2 at http://127.0.0.1:11434/v1.")

@@ -226,3 +226,12 @@ def model_problem(app: Any) -> str:
     except ModelNotConfigured as exc:
         return str(exc).split(". ")[0] + "."
     return ""
+
+
+def current_model(app: Any) -> str:
+    """A sentence naming the model in use ("" when none is configured). The key is not read."""
+    try:
+        cfg = resolve_config(app.settings, None)
+    except ModelNotConfigured:
+        return ""
+    return f"{cfg.model} at {cfg.base_url}"

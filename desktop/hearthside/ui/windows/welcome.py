@@ -179,6 +179,10 @@ class WelcomeWindow(QWidget):
         lay.addWidget(_label("<h2>Connect a model</h2>Personas talk through a language model: one on this "
                              "computer (Ollama or LM Studio) or an online service. You can skip this and "
                              "still get warnings when persona files change.", rich=True))
+        self.current = _label()
+        self.current.setAccessibleName("Model in use")
+        self.current.hide()
+        lay.addWidget(self.current)
         lay.addWidget(_label("<b>On this computer</b>", rich=True))
         self.local_box = QVBoxLayout()
         self.local_status = _label("Looking for Ollama and LM Studio…")
@@ -254,7 +258,15 @@ class WelcomeWindow(QWidget):
 
     def go_model(self) -> None:
         self.pages.setCurrentIndex(1)
+        app = self.app
+        self.bridge.call(lambda: md.current_model(app), self._show_current)
         self.discover()
+
+    def _show_current(self, sentence: str) -> None:
+        self.current.setVisible(bool(sentence))
+        if sentence:
+            self.current.setText(f"Personas already talk to {sentence}. Keep it with Skip for now "
+                                 "(it stays as it is), or choose another below.")
 
     def discover(self) -> None:
         self.local_status.setText("Looking for Ollama and LM Studio…")
