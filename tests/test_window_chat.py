@@ -112,11 +112,11 @@ def test_stop_really_cancels_and_the_next_message_works(qtbot, app_context, brid
         w.input.setPlainText("Tell me a long story")
         with qtbot.waitSignal(w._piece, timeout=WAIT):
             w.send_button.click()
-        assert w.stop_button.isEnabled()
+        assert w.stop_button.isEnabled() and not w.mode_box.isEnabled()
         with qtbot.waitSignal(w.turn_finished, timeout=WAIT) as sig:
             w.stop_button.click()
         assert sig.args[0].result.stopped == "cancelled"
-        assert "[stopped]" in w.transcript.toPlainText()
+        assert "[stopped]" in w.transcript.toPlainText() and w.mode_box.isEnabled()
         out = say(qtbot, w, "Short one then")
     assert out.result.text == "Back again."
     assert [m["content"] for m in fm.requests[1]["messages"] if m["role"] == "user"] == ["Short one then"]

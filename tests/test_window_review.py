@@ -218,3 +218,16 @@ def test_a_hidden_window_catches_up_when_shown_again(window, qtbot, persona) -> 
     assert window.list.count() == 1  # no work while hidden
     window.show()
     qtbot.waitUntil(lambda: window.list.count() == 2, timeout=WAIT)
+
+
+def test_a_file_changed_after_it_was_shown_is_not_approved_unseen(window, qtbot, app_context, persona) -> None:  # type: ignore[no-untyped-def]
+    """No watcher running: the window still shows the old diff when the file changes again."""
+    atomic_save(persona / "SOUL.md", "Entirely different now.\n", "unseen")
+    with qtbot.waitSignal(window.approved, timeout=WAIT):
+        window.approve_button.click()
+    assert "changed again since it was shown" in window.status.text()
+    assert [s.file for s in waiting(app_context.drift)] == ["SOUL.md"]
+    qtbot.waitUntil(lambda: any(r.text == "Entirely different now." for r in window.item.rows), timeout=WAIT)
+    with qtbot.waitSignal(window.approved, timeout=WAIT):
+        window.approve_button.click()
+    qtbot.waitUntil(lambda: waiting(app_context.drift) == [], timeout=WAIT)

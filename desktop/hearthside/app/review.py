@@ -142,11 +142,31 @@ def review_item(drift: Any, status: FileStatus) -> ReviewItem:
     return ReviewItem(status, tuple(rows), tuple(extra + notes), tuple(findings_in(status.path)))
 
 
-def approve(drift: Any, paths: list[str]) -> list[FileStatus]:
-    """Approve exactly these files (never "everything" by accident: an empty list does nothing)."""
-    if not paths:
-        return []
-    return list(drift.approve(list(paths)))
+@dataclass(frozen=True)
+class ApproveOutcome:
+    """What approving did: the files approved (or refused by drift as unusable), and the files
+    left alone because they changed again after the person looked at them."""
+
+    done: tuple[FileStatus, ...] = ()
+    changed_since_shown: tuple[FileStatus, ...] = ()
+
+
+def approve(drift: Any, shown: list[FileStatus]) -> ApproveOutcome:
+    """Approve exactly the files the person saw, as they saw them: a file whose content changed
+    since (a newer fingerprint now) is left waiting, so nobody approves text they never read.
+    An empty list approves nothing (never "everything" by accident)."""
+    if not shown:
+        return ApproveOutcome()
+    now = {s.path: s for s in waiting(drift)}
+    fresh, stale = [], []
+    for st in shown:
+        cur = now.get(st.path)
+        if cur is not None and (cur.current != st.current or cur.state != st.state):
+            stale.append(cur)
+        else:
+            fresh.append(st.path)
+    done = list(drift.approve(fresh)) if fresh else []
+    return ApproveOutcome(tuple(done), tuple(stale))
 
 
 @dataclass

@@ -304,6 +304,7 @@ class ChatWindow(QWidget):
         self.input.clear()
         self._append(f"<b>You:</b> {html.escape(text)}")
         self.busy = True
+        self.mode_box.setEnabled(False)  # the switch applies between messages, never mid-answer
         self.send_button.setEnabled(False)
         self.stop_button.setEnabled(True)
         self.status.setText(f"{self.persona} is answering…")
@@ -334,6 +335,7 @@ class ChatWindow(QWidget):
 
     def _end_turn(self) -> None:
         self.busy = False
+        self.mode_box.setEnabled(True)
         self._streaming = False
         self.send_button.setEnabled(self.session is not None)
         self.stop_button.setEnabled(False)

@@ -274,39 +274,44 @@ class ReviewWindow(QWidget):
     def approve_selected(self) -> None:
         if self.item is None:
             return
-        self._approve([self.item.path])
+        self._approve([self.item.status])
 
     def ask_approve_all(self) -> None:
         """Confirm with the list of files, then approve exactly those."""
         if not self.files:
             return
-        paths = [f.path for f in self.files]
+        shown = list(self.files)
         box = QMessageBox(QMessageBox.Icon.Question, "Approve all changes?",
-                          f"Approve these {len(paths)} files as they are now?", parent=self)
+                          f"Approve these {len(shown)} files as they are now?", parent=self)
         box.setInformativeText("\n".join(file_label(f) for f in self.files))
         box.setStandardButtons(QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel)
         box.button(QMessageBox.StandardButton.Yes).setText("Approve all")
         box.setDefaultButton(QMessageBox.StandardButton.Cancel)
-        box.accepted.connect(lambda: self._approve(paths))
+        box.accepted.connect(lambda: self._approve(shown))
         self.confirm_box = box
         box.open()
 
-    def _approve(self, paths: list[str]) -> None:
+    def _approve(self, shown: list[FileStatus]) -> None:
         self.status.setText("Approving…")
         drift = self.app.drift
-        self.bridge.call(lambda: review_app.approve(drift, paths), self._approved, self._approve_failed)
+        self.bridge.call(lambda: review_app.approve(drift, shown), self._approved, self._approve_failed)
 
-    def _approved(self, done: list[FileStatus]) -> None:
-        ok = [d for d in done if d.state != "rejected"]
-        bad = [d for d in done if d.state == "rejected"]
+    def _approved(self, outcome: review_app.ApproveOutcome) -> None:
+        ok = [d for d in outcome.done if d.state != "rejected"]
+        bad = [d for d in outcome.done if d.state == "rejected"]
         parts = []
         if ok:
             parts.append("Approved: " + ", ".join(f"{d.persona or 'soul'}/{d.file}" for d in ok) + ".")
         if bad:
             parts.append("Not approved: " + "; ".join(f"{d.file}: {d.reason}" for d in bad) + ".")
+        if outcome.changed_since_shown:
+            names = ", ".join(f"{d.persona or 'soul'}/{d.file}" for d in outcome.changed_since_shown)
+            parts.append(f"Not approved: {names} changed again since it was shown; look at the new "
+                         "version and approve again.")
         self.status.setText(" ".join(parts) or "Nothing needed approving.")
         self.approved.emit(ok)
-        self.shown = None
+        if not outcome.changed_since_shown:
+            self.shown = None
         self.refresh()
 
     def _approve_failed(self, exc: BaseException) -> None:
