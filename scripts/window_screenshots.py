@@ -91,6 +91,14 @@ def main(which: str, out: str) -> int:
         w.ready.connect(next_step)
         w.turn_finished.connect(next_step)
         w.approval_shown.connect(lambda _r: shoot())
+    elif which == "chat-nomodel":
+        from hearthside.ui.windows.chat import ChatWindow
+
+        p = app.paths.personas_dir / "juniper"
+        p.mkdir(parents=True)
+        (p / "SOUL.md").write_text("Juniper is calm and kind.")
+        w = ChatWindow(app, bridge, "juniper", alert="The 3pm sync starts in 10 minutes.")
+        w.ready.connect(lambda: shoot())
     elif which in ("welcome", "welcome-model"):
         from fakeollama import FakeModelServer
         from hearthside.app import model_discovery as md
