@@ -118,6 +118,7 @@ def test_a_local_ollama_is_offered_with_its_models_and_used_with_one_click(qtbot
         assert [(f.label, f.models) for f in sig.args[0]] == [("Ollama", ("llama3.2:latest", "qwen2.5:7b"))]
         _srv, box, use = w.local_rows[0]
         assert [box.itemText(i) for i in range(box.count())] == ["llama3.2:latest", "qwen2.5:7b"]
+        assert next_tab(box) is use and next_tab(use) is w.look_again  # tab order = layout
         box.setCurrentIndex(1)
         with qtbot.waitSignal(w.model_saved, timeout=WAIT):
             use.click()
@@ -232,3 +233,19 @@ def test_a_model_already_in_use_is_named(qtbot, app_context, bridge, nothing_loc
     w = welcome(qtbot, app_context, bridge, start_at="model")
     qtbot.waitUntil(lambda: w.current.isVisible(), timeout=WAIT)
     assert w.current.text().startswith("Personas already talk to llama3.2 at http://127.0.0.1:11434/v1.")
+
+
+def next_tab(widget):  # type: ignore[no-untyped-def]
+    """The next widget Tab can land on (containers in the focus chain are skipped)."""
+    from PySide6.QtCore import Qt
+
+    n = widget.nextInFocusChain()
+    while not (n.focusPolicy() & Qt.FocusPolicy.TabFocus):
+        n = n.nextInFocusChain()
+    return n
+
+
+def test_tab_order_follows_the_layout(qtbot, app_context, bridge) -> None:  # type: ignore[no-untyped-def]
+    w = welcome(qtbot, app_context, bridge)
+    order = [w.create_radio, w.name_edit, w.call_me_edit, w.character_edit, w.add_radio, w.folder_edit]
+    assert [next_tab(a) for a in order[:-1]] == order[1:]

@@ -8,6 +8,7 @@ collects answers and shows results; each background step reports back through th
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
@@ -44,6 +45,12 @@ def _label(text: str = "", rich: bool = False) -> QLabel:
         lab.setOpenExternalLinks(True)
         lab.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
     return lab
+
+
+def chain(*widgets: QWidget) -> None:
+    """Tab order as the widgets appear on screen (rows added later would otherwise come last)."""
+    for a, b in itertools.pairwise(widgets):
+        QWidget.setTabOrder(a, b)
 
 
 class WelcomeWindow(QWidget):
@@ -132,6 +139,8 @@ class WelcomeWindow(QWidget):
         lay.addLayout(row)
         self.create_radio.toggled.connect(self._persona_mode)
         self._persona_mode(True)
+        chain(self.create_radio, self.name_edit, self.call_me_edit, self.character_edit, self.add_radio,
+              self.folder_edit, browse, self.persona_button)
         return page
 
     def _persona_mode(self, create: bool) -> None:
@@ -312,6 +321,9 @@ class WelcomeWindow(QWidget):
                 rl.addWidget(_label(f"{srv.label} is running but has no models. {srv.get_models}"), 1)
                 self.local_rows.append((srv, None, None))
             self.local_box.addWidget(row)
+        local = [w for _srv, box, use in self.local_rows for w in (box, use) if w is not None]
+        chain(*local, self.look_again, self.provider_box, self.endpoint_edit, self.model_edit, self.key_edit,
+              self.skip_button, self.test_button, self.save_button)
         self.found_local.emit(found)
 
     def _use_clicked(self) -> None:
