@@ -140,15 +140,18 @@ class ChatSession:
         Raises ``ModelNotConfigured`` / ``PersonaError`` with their sentences."""
         self._loop = asyncio.get_running_loop()
         self._on_tool = on_tool
-        if self._model is None:
-            self._model = self.app.sessions.model()
+        if self._model is None:  # reads settings and the keyring: off the loop
+            self._model = await asyncio.to_thread(self.app.sessions.model)
         await self._build(mode, carry=False)
         return self.notes
 
     async def _build(self, mode: PermissionMode, carry: bool) -> None:
-        prepared = await asyncio.to_thread(self.app.sessions.prepare, self.persona, mode)
-        agent = self.app.sessions.agent(prepared, self._model, _CallbackApprover(self.ask, prepared.env),
-                                        on_tool=self._on_tool)
+        def build() -> tuple[Any, Agent]:  # reads the persona files and settings: off the loop
+            prepared = self.app.sessions.prepare(self.persona, mode)
+            return prepared, self.app.sessions.agent(prepared, self._model,
+                                                     _CallbackApprover(self.ask, prepared.env), on_tool=self._on_tool)
+
+        prepared, agent = await asyncio.to_thread(build)
         if carry and self._agent is not None:  # the talk so far continues under the new mode
             agent.messages.extend(self._agent.messages[1:])
         self._agent, self.mode, self.notes = agent, mode, list(prepared.notes)
