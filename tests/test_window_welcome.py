@@ -107,7 +107,7 @@ def test_adding_a_folder_that_does_not_exist_says_so(qtbot, app_context, bridge,
 
 
 def test_a_local_ollama_is_offered_with_its_models_and_used_with_one_click(qtbot, app_context, bridge, monkeypatch, secret_service) -> None:  # type: ignore[no-untyped-def]
-    from hearthside.adapters.model_client import API_KEY_REF
+    from hearthside.app.model import API_KEY_REF
 
     app_context.secrets.set(API_KEY_REF, "sk-old-cloud-key")
     with FakeModelServer(("llama3.2:latest", "qwen2.5:7b")) as ollama:
@@ -185,11 +185,13 @@ def test_unknown_endpoints_get_a_reason(qtbot, app_context, bridge, nothing_loca
         f"Could not reach http://127.0.0.1:{port}/v1: nothing is answering there (connection refused or no such host).")
     assert _test(qtbot, w, "api.example.com", "m", "").message == (
         "'api.example.com' is not a web address; it starts with http:// or https://.")
-    assert "travel unencrypted" in _test(qtbot, w, "http://203.0.113.9/v1", "m", "k").message
+    assert _test(qtbot, w, "http://203.0.113.9/v1", "m", "k").message == (
+        "http://203.0.113.9/v1 is plain http:// to another computer: the API key would travel unencrypted. "
+        "Use the service's https:// address.")
 
 
 def test_saving_a_service_puts_the_key_in_the_keyring_only(qtbot, app_context, bridge, nothing_local, secret_service, isolated_home) -> None:  # type: ignore[no-untyped-def]
-    from hearthside.adapters.model_client import API_KEY_REF
+    from hearthside.app.model import API_KEY_REF
 
     with FakeModelServer(("gpt-4o-mini",), ollama=False, key="sk-test-1234567890") as svc:
         w = welcome(qtbot, app_context, bridge, start_at="model")

@@ -74,6 +74,43 @@ async def list_models(base_url: str, api_key: str = "", timeout: float = 3.0) ->
     return ModelsAnswer(200, models)
 
 
+@dataclass(frozen=True)
+class ProbeResponse:
+    """A bounded ``GET``'s answer for setup screens: the HTTP status and body, or ``error`` (a
+    short reason) when nothing answered. Unlike :func:`list_models` it keeps the server's own
+    words, so *Test* can report exactly why a key or an address was refused."""
+
+    status: int = 0
+    body: str = ""
+    error: str = ""
+
+    def json(self) -> Any:
+        """The body parsed as JSON, or None when it is not JSON."""
+        try:
+            return json.loads(self.body)
+        except ValueError:
+            return None
+
+
+async def probe_get(url: str, api_key: str = "", timeout: float = 3.0) -> ProbeResponse:
+    """``GET url`` with an optional bearer key; never raises for network trouble. The caller
+    decides whether the key may travel there (the model service's transport rule)."""
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    try:
+        async with httpx2.AsyncClient(timeout=timeout, trust_env=False, headers=headers,
+                                      follow_redirects=False, verify=_ssl_context()) as client:
+            r = await client.get(url)
+    except httpx2.ConnectError:
+        return ProbeResponse(error="nothing is answering there (connection refused or no such host)")
+    except httpx2.TimeoutException:
+        return ProbeResponse(error=f"no answer within {timeout:g} s")
+    except httpx2.HTTPError as exc:
+        return ProbeResponse(error=f"{type(exc).__name__}: {exc}")
+    except ValueError as exc:  # a malformed address
+        return ProbeResponse(error=f"not a usable web address ({exc})")
+    return ProbeResponse(r.status_code, r.text[:200_000])
+
+
 _SSL_CONTEXT: Any = None
 _SSL_LOCK = threading.Lock()
 

@@ -1,21 +1,28 @@
 """Finding and connecting a model for the welcome window (and anything else that asks).
 
-The rules live here, not in a window: which local servers to look for and how to read their
-model lists, the short list of well-known OpenAI-compatible providers, what "Test" checks and
-the sentence it reports, and how a choice is stored (settings for the endpoint and model name,
-the OS keyring for the key, exactly as ``hearthside model use`` / ``set-key`` do today).
-HTTP goes through :mod:`hearthside.adapters.model_probe`.
+What the welcome window's model step needs on top of the model service (:mod:`.model`, which
+owns the policy: setting names, the keyring entry, the rule for where a key may travel): which
+local servers to look for and how to read their model lists (Ollama's ``/api/tags`` first),
+what to tell a person whose server has no model, the short list of well-known OpenAI-compatible
+providers, and *Test* for an endpoint that is not stored yet, with the exact reason it fails.
+Storing a choice is the model service's ``configure``. HTTP goes through the model adapter.
 """
 
 from __future__ import annotations
 
-import ipaddress
+import contextlib
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 
-from ..adapters import model_probe
-from ..adapters.model_client import API_KEY_REF, ModelNotConfigured, resolve_config
+from ..adapters.model_client import probe_get
+from ..core.agent import ModelError
+from .model import (
+    LOCAL_CANDIDATES,
+    InsecureModelEndpoint,
+    ModelNotConfigured,
+    check_key_transport,
+    normalize_base_url,
+)
 
 
 @dataclass(frozen=True)
@@ -29,14 +36,14 @@ class LocalServer:
 
 
 #: Local servers offered with one click when they answer on 127.0.0.1.
-LOCAL_SERVERS: tuple[LocalServer, ...] = (
-    LocalServer("Ollama", "http://127.0.0.1:11434/v1", True,
-                "Ollama has no models yet. Get one by running 'ollama pull llama3.2' "
-                "(or pick a model in the Ollama app), then press Look again."),
-    LocalServer("LM Studio", "http://127.0.0.1:1234/v1", False,
-                "LM Studio has no model loaded. Download one in LM Studio's Discover tab, load it, "
-                "then press Look again."),
-)
+_GET_MODELS = {
+    "Ollama": "Ollama has no models yet. Get one by running 'ollama pull llama3.2' "
+              "(or pick a model in the Ollama app), then press Look again.",
+    "LM Studio": "LM Studio has no model loaded. Download one in LM Studio's Discover tab, load it, "
+                 "then press Look again.",
+}
+LOCAL_SERVERS: tuple[LocalServer, ...] = tuple(
+    LocalServer(label, base, label == "Ollama", _GET_MODELS.get(label, "")) for label, base in LOCAL_CANDIDATES)
 
 
 @dataclass(frozen=True)
@@ -78,41 +85,9 @@ class CheckResult:
     models: tuple[str, ...] = field(default_factory=tuple)
 
 
-class ModelSetupError(Exception):
-    """A model choice could not be stored; the message says why."""
-
-
-def normalize_base_url(url: str) -> str:
-    """The base URL as the client wants it: trimmed, no trailing slash, no pasted
-    ``/chat/completions`` (the client adds that itself). Raises ``ModelSetupError``."""
-    base = (url or "").strip().rstrip("/")
-    if not base:
-        raise ModelSetupError("The endpoint is empty; enter the server's address, e.g. https://api.openai.com/v1.")
-    if not base.startswith(("http://", "https://")):
-        raise ModelSetupError(f"{base!r} is not a web address; it starts with http:// or https://.")
-    base = base.removesuffix("/chat/completions")
-    if not urlsplit(base).hostname:
-        raise ModelSetupError(f"{base!r} has no host name; it looks like https://api.example.com/v1.")
-    return base
-
-
-def is_loopback(base_url: str) -> bool:
-    host = urlsplit(base_url).hostname or ""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def key_refusal(base_url: str, api_key: str) -> str:
-    """Why a key must not be sent to this endpoint ("" when it may): only over https or to
-    this computer, so a typo'd http:// address never carries the key in clear text."""
-    if api_key and base_url.startswith("http://") and not is_loopback(base_url):
-        return (f"{base_url} is plain http:// on another computer: the API key would travel "
-                "unencrypted. Use the https:// address.")
-    return ""
+def _normalized(url: str) -> str:
+    """The base URL as the client wants it (see :func:`.model.normalize_base_url`)."""
+    return normalize_base_url((url or "").strip())[0]
 
 
 def _model_ids(doc: Any, ollama_tags: bool = False) -> tuple[str, ...]:
@@ -134,11 +109,11 @@ async def discover_local(servers: tuple[LocalServer, ...] | None = None,
         models: tuple[str, ...] | None = None
         if srv.ollama:
             root = srv.base_url.removesuffix("/v1")
-            r = await model_probe.get(f"{root}/api/tags", timeout=timeout)
+            r = await probe_get(f"{root}/api/tags", timeout=timeout)
             if r.status == 200 and isinstance(r.json(), dict):
                 models = _model_ids(r.json(), ollama_tags=True)
         if models is None:
-            r = await model_probe.get(f"{srv.base_url}/models", timeout=timeout)
+            r = await probe_get(f"{srv.base_url}/models", timeout=timeout)
             if r.status != 200 or not isinstance(r.json(), dict):
                 continue
             models = _model_ids(r.json())
@@ -148,16 +123,18 @@ async def discover_local(servers: tuple[LocalServer, ...] | None = None,
 
 async def check_model(base_url: str, model: str, api_key: str = "", timeout: float = 5.0) -> CheckResult:
     """Ask the endpoint for its model list with this key; say exactly what went wrong, if anything."""
+    if not (base_url or "").strip():
+        return CheckResult(False, "The endpoint is empty; enter the server's address, e.g. https://api.openai.com/v1.")
     try:
-        base = normalize_base_url(base_url)
-    except ModelSetupError as exc:
-        return CheckResult(False, str(exc))
+        base = _normalized(base_url)
+        check_key_transport(base, bool(api_key))  # no connection where the key may not go
+    except InsecureModelEndpoint:
+        return CheckResult(False, insecure_sentence(base_url))
+    except ModelError as exc:
+        return CheckResult(False, _sentence(str(exc)))
     if not model.strip():
         return CheckResult(False, "The model name is empty; enter the name the service knows it by.")
-    refusal = key_refusal(base, api_key)
-    if refusal:
-        return CheckResult(False, refusal)
-    r = await model_probe.get(f"{base}/models", api_key, timeout)
+    r = await probe_get(f"{base}/models", api_key, timeout)
     if r.error:
         return CheckResult(False, f"Could not reach {base}: {r.error}.")
     if r.status in (401, 403):
@@ -192,46 +169,51 @@ def _error_detail(doc: Any) -> str:
     return ""
 
 
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def insecure_sentence(base_url: str) -> str:
+    """The transport rule's refusal in words for a window (the service's names CLI commands)."""
+    return (f"{base_url.strip()} is plain http:// to another computer: the API key would travel "
+            "unencrypted. Use the service's https:// address.")
+
+
 def configure_model(app: Any, base_url: str, model: str, api_key: str | None) -> str:
-    """Store the choice: endpoint and model name in settings, the key in the keyring.
+    """Store the choice through the model service (settings + keyring) and return a sentence.
 
-    ``api_key=None`` keeps a stored key; ``""`` removes it (a local server gets no cloud key).
-    Returns a sentence saying what is now in use. Raises :class:`ModelSetupError`.
+    ``api_key=None`` keeps a stored key; ``""`` removes it first (a local server one click
+    away gets no cloud key). Raises :class:`hearthside.core.agent.ModelError` subclasses (and
+    the keyring's error) with a sentence; nothing is changed then.
     """
-    base = normalize_base_url(base_url)
-    name = model.strip()
-    if not name:
-        raise ModelSetupError("The model name is empty; enter the name the service knows it by.")
-    refusal = key_refusal(base, api_key or "")
-    if refusal:
-        raise ModelSetupError(refusal)
-    from ..core.secrets import SecretStoreError
-
+    service = app.model
+    if api_key == "":
+        with contextlib.suppress(Exception):  # no usable keyring: no stored key to remove either
+            service.forget_key()
     try:
-        if api_key:
-            app.secrets.set(API_KEY_REF, api_key)
-        elif api_key == "" and app.secrets.get(API_KEY_REF) is not None:
-            app.secrets.delete(API_KEY_REF)
-    except SecretStoreError as exc:
-        raise ModelSetupError(f"The API key could not be stored in the keyring: {exc}") from exc
-    app.settings.set("model.base_url", base)
-    app.settings.set("model.name", name)
-    return f"Personas now talk to {name} at {base}."
+        done = service.configure(base_url, model, api_key or None)
+    except InsecureModelEndpoint as exc:
+        raise InsecureModelEndpoint(insecure_sentence(base_url)) from exc
+    except ModelError as exc:
+        raise type(exc)(_sentence(str(exc))) from exc
+    return f"Personas now talk to {done.model} at {done.base_url}."
 
 
 def model_problem(app: Any) -> str:
     """Why no model can be used right now ("" when one is configured)."""
     try:
-        resolve_config(app.settings, None)
+        app.model.config()
     except ModelNotConfigured as exc:
         return str(exc).split(". ")[0] + "."
+    except ModelError as exc:
+        return str(exc)
     return ""
 
 
 def current_model(app: Any) -> str:
-    """A sentence naming the model in use ("" when none is configured). The key is not read."""
+    """A sentence naming the model in use ("" when none is configured). The key is not shown."""
     try:
-        cfg = resolve_config(app.settings, None)
-    except ModelNotConfigured:
+        choice = app.model.current()
+    except ModelError:
         return ""
-    return f"{cfg.model} at {cfg.base_url}"
+    return f"{choice.model} at {choice.base_url}"

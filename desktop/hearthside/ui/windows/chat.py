@@ -245,7 +245,7 @@ class ChatWindow(QWidget):
     def _open_failed(self, session: ChatSession, exc: BaseException) -> None:
         if session is not self.session:
             return
-        from ...adapters.model_client import ModelNotConfigured
+        from ...app.model import ModelNotConfigured
 
         if isinstance(exc, ModelNotConfigured):
             self._banner(f"No model is connected yet, so {self.persona} cannot answer. Connect one "
