@@ -152,6 +152,10 @@ def test_tray_menu_quit_ends_the_app(xserver_with_tray, tmp_path: Path) -> None:
     if not shutil.which("xdotool"):
         pytest.skip("xdotool is not installed (make test installs it)")
     env = xserver_with_tray
+    # A persona exists, so no welcome window opens over the screen: this test is about the menu.
+    persona = Path(env["XDG_CONFIG_HOME"]) / "hearthside" / "personas" / "Kip"
+    persona.mkdir(parents=True)
+    (persona / "SOUL.md").write_text("Kip is kind.\n")
     app = subprocess.Popen([sys.executable, "-m", "hearthside"], env=env,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:

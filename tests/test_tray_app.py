@@ -105,18 +105,23 @@ def test_menu_has_a_submenu_per_persona_then_the_app_actions(make_shell, two_per
 
 
 def test_no_personas_offers_create_your_first_persona_which_creates_one(make_shell, app_context, qtbot) -> None:  # type: ignore[no-untyped-def]
+    from hearthside.ui.windows.welcome import WelcomeWindow
+
     shell = make_shell()
     menu = shell.tray.menu
     assert "Create your first persona…" in _actions(menu)
     assert "New persona…" not in _actions(menu)
     _action(menu, "Create your first persona…").trigger()
-    dlg = shell.dialogs[-1]
-    assert dlg.isVisible()
-    dlg.setTextValue("Wren")
-    dlg.accept()
+    w = shell.windows["welcome"]  # the welcome window (it also opened by itself on this first start)
+    assert isinstance(w, WelcomeWindow) and w.isVisible()
+    w.name_edit.setText("Wren")
+    with qtbot.waitSignal(w.persona_created, timeout=10_000):
+        w.persona_button.click()
+    w.skip_button.click()
+    w.finish_button.click()
     qtbot.waitUntil(lambda: [r.name for r in shell.rows] == ["Wren"], timeout=10_000)
     assert (app_context.paths.personas_dir / "Wren" / "SOUL.md").is_file()
-    assert any(t.startswith("Persona created") for t in _dialog_texts(shell))
+    shell.tray.rebuild_menu()
     assert "New persona…" in _actions(menu)
 
 
