@@ -76,7 +76,7 @@ def test_the_readme_is_a_front_page_with_the_two_commands_on_its_first_screen() 
     assert len(lines) <= 150
     first = "\n".join(lines[:60])
     assert "make run" in first and "make test" in first
-    assert "docs/tray.png" in "\n".join(lines)
+    assert "](docs/tray-menu.png)" in "\n".join(lines)  # the tray as it is today
     for doc in ("install.md", "guide.md", "cli.md", "packs.md", "design.md"):
         assert (ROOT / "docs" / doc).exists() and f"docs/{doc}" in "\n".join(lines)
     assert (ROOT / "CHANGELOG.md").exists()
