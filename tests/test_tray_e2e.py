@@ -131,9 +131,10 @@ def open_menu(env: dict[str, str], box: tuple[int, int, int, int]) -> None:
 def test_a_person_sees_check_ins_and_hand_edits_in_the_tray(desktop, app_context) -> None:  # type: ignore[no-untyped-def]
     env = desktop
     folder = make_persona(app_context, "juniper")
-    app_context.settings.set("personas", {"juniper": {"heartbeat_interval_minutes": 0.05}})  # 3 s
+    app_context.settings.set("personas", {"juniper": {"heartbeat_interval_minutes": 1}})
     with FakeModel(default={"text": ALERT}) as fm:
-        env = dict(env, **fm.env(), HEARTHSIDE_MODEL_API_KEY="loopback")
+        # the shortest interval allowed is one minute; here a minute lasts 3 s
+        env = dict(env, **fm.env(), HEARTHSIDE_MODEL_API_KEY="loopback", HEARTHSIDE_HEARTBEAT_MINUTE_SECONDS="3")
         app = subprocess.Popen([sys.executable, "-m", "hearthside"], env=env, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
         try:
