@@ -36,8 +36,6 @@ def _file(app_context) -> dict:  # type: ignore[no-untyped-def,type-arg]
 def _save(qtbot, w) -> str:  # type: ignore[no-untyped-def]
     with qtbot.waitSignal(w.finished_action, timeout=10000) as got:
         w.save_btn.click()
-    if got.args[0] == "saved":  # the window reads the file again after a save
-        qtbot.waitSignal(w.loaded, timeout=10000).wait()
     return str(got.args[0])
 
 
@@ -152,8 +150,8 @@ def test_safe_mode_is_explained_with_a_restart(qtbot, window) -> None:  # type: 
 
 @pytest.mark.keyring
 def test_model_key_goes_to_the_keyring_and_the_field_is_emptied(qtbot, window, app_context, secret_service) -> None:  # type: ignore[no-untyped-def]
-    from hearthside.adapters.model_client import API_KEY_REF
     from hearthside.adapters.secrets import KeyringSecretStore
+    from hearthside.app.model import API_KEY_REF
 
     w = window
     w.base_url.setText("http://127.0.0.1:11434/v1")
@@ -169,5 +167,26 @@ def test_model_key_goes_to_the_keyring_and_the_field_is_emptied(qtbot, window, a
         KeyringSecretStore().delete(API_KEY_REF)  # the test keyring is shared by the session
     assert "sk-window" not in app_context.paths.settings_file.read_text()
     w.base_url.setText("ftp://nope")
-    w.save_model_btn.click()
-    assert "is not a web address" in w.model_msg.text()
+    with qtbot.waitSignal(w.finished_action, timeout=10000) as got:
+        w.save_model_btn.click()
+    assert got.args == ["model failed"]
+    assert "Nothing was saved" in w.model_msg.text() and "is not a web address" in w.model_msg.text()
+    app_context.settings.reload()
+    assert app_context.settings.get("model.base_url") == "http://127.0.0.1:11434/v1"
+
+
+def test_model_test_asks_the_configured_server(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    from fakemodel import FakeModel
+
+    w = window
+    with FakeModel([]) as fm:
+        w.base_url.setText(fm.base_url)
+        w.model_name.setText(fm.model_ids[0])
+        with qtbot.waitSignal(w.finished_action, timeout=10000):
+            w.save_model_btn.click()
+        with qtbot.waitSignal(w.finished_action, timeout=10000):
+            w.test_btn.click()
+        assert w.model_msg.kind == "ok" and "It answers" in w.model_msg.text()
+    with qtbot.waitSignal(w.finished_action, timeout=20000):
+        w.test_btn.click()  # the server is gone now
+    assert w.model_msg.kind == "error" and "does not answer" in w.model_msg.text()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import zoneinfo
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +70,7 @@ class SettingsWindow(ManageWindow):
         self.restart = restart_app
         self.values: dict[str, Any] = {}
         self.personas: list[str] = []
+        self._after_load: Callable[[], None] | None = None
         self.setWindowTitle("Hearthside — Settings")
         named(self, "Settings")
         outer = QVBoxLayout(self)
@@ -233,6 +235,9 @@ class SettingsWindow(ManageWindow):
         self.quiet_overnight.setChecked(_wraps(values["quiet_start"], values["quiet_end"]))
         self.soul.setText(values["soul"] or values["default_soul"])
         self.loaded.emit()
+        after, self._after_load = self._after_load, None
+        if after is not None:
+            after()
 
     def _schedule(self) -> dict[str, Any]:
         return dict(self.values.get("schedules", {}).get(self.persona.currentText(), {}))
@@ -367,8 +372,8 @@ class SettingsWindow(ManageWindow):
 
         def saved(done: list[str]) -> None:
             self.message.say("Saved: " + ", ".join(done) + ".", "ok")
+            self._after_load = lambda: self.finished_action.emit("saved")  # once the file is re-read
             self.reload()
-            self.finished_action.emit("saved")
 
         def failed(exc: BaseException) -> None:
             if isinstance(exc, ScheduleError):
@@ -382,66 +387,42 @@ class SettingsWindow(ManageWindow):
 
     # --- model -----------------------------------------------------------------------
     def save_model(self) -> None:
+        """Use the model at the address; the key (if typed) goes to the keyring. The model
+        service checks everything first (address, name, where the key may be sent), so a refused
+        change leaves settings and keyring as they were."""
         base, name, key = self.base_url.text().strip(), self.model_name.text().strip(), self.api_key.text()
         self.api_key.clear()  # the key goes to the keyring or nowhere; never stays in the form
-        if not base.startswith(("http://", "https://")):
-            self.model_msg.say(f"Nothing was saved: {base!r} is not a web address; it starts with "
-                               "http:// or https://.", "error")
-            return
-        if not name:
-            self.model_msg.say("Nothing was saved: the model name is empty; give the name the server "
-                               "knows it by, e.g. llama3.2.", "error")
-            return
-        app = self.app
+        service = self.app.model
 
-        def work() -> str:
-            configure = getattr(app, "model", None)
-            if configure is not None and hasattr(configure, "configure"):
-                got = configure.configure(base, name, key or None)
-                return f"{got.model} at {got.base_url}" + (f" ({got.note})" if got.note else "")
-            from ...adapters.model_client import API_KEY_REF
+        def work() -> Any:
+            return service.configure(base, name, key or None)
 
-            clean = base.rstrip("/").removesuffix("/chat/completions")
-            if key:
-                app.secrets.set(API_KEY_REF, key)  # first: a keyring failure changes nothing
-
-            def mutate(data: dict[str, Any]) -> None:
-                data.setdefault("model", {}).update({"base_url": clean, "name": name})
-
-            app.settings.reload()
-            app.settings.update(mutate)
-            return f"{name} at {clean}"
-
-        def done(text: str) -> None:
-            self.model_msg.say(f"Personas now talk to {text}." + (" The API key is in the keyring." if key else ""), "ok")
+        def done(got: Any) -> None:
+            note = f" ({got.note})" if got.note else ""
+            self.model_msg.say(f"Personas now talk to {got.model} at {got.base_url}{note}."
+                               + (" The API key is in the keyring." if key else ""), "ok")
+            self.base_url.setText(got.base_url)
             self.finished_action.emit("model saved")
 
         def failed(exc: BaseException) -> None:
-            self.model_msg.say("Nothing was saved: " + (str(exc) or type(exc).__name__), "error")
+            self.model_msg.say("Nothing was saved: " + _cap(str(exc) or type(exc).__name__), "error")
             self.finished_action.emit("model failed")
 
         self.call_bg(work, done, failed)
 
     def test_model(self) -> None:
-        app = self.app
+        service = self.app.model
         self.model_msg.say("Asking the model server…")
 
-        def work() -> tuple[bool, str]:
-            service = getattr(app, "model", None)
-            if service is not None and hasattr(service, "test"):
-                got = service.test()
-                return bool(got.ok), str(got.reason)
-            from ...adapters.model_client import describe_model
-
-            doc = describe_model(app)
-            return doc.get("status") == "ok", str(doc.get("detail", ""))
-
-        def done(got: tuple[bool, str]) -> None:
-            ok, reason = got
-            self.model_msg.say(f"It answers: {reason}." if ok else f"It does not answer: {reason}", "ok" if ok else "error")
+        def done(got: Any) -> None:
+            if got.ok:
+                models = f" It offers: {', '.join(got.models[:6])}." if got.models else ""
+                self.model_msg.say(f"It answers: {got.reason}.{models}", "ok")
+            else:
+                self.model_msg.say(f"It does not answer: {got.reason}", "error")
             self.finished_action.emit("model tested")
 
-        self.call_bg(work, done, lambda exc: self.model_msg.say(str(exc), "error"))
+        self.call_bg(lambda: service.test(), done, lambda exc: self.model_msg.say(str(exc), "error"))
 
     # --- soul, restart ---------------------------------------------------------------
     def _pick_soul(self) -> None:
