@@ -202,3 +202,31 @@ def test_a_secret_typed_as_a_plain_header_is_refused_in_the_form(qtbot, window) 
     dlg.headers.setPlainText("Authorization: Bearer abc")
     dlg.save_btn.click()
     assert dlg.message.kind == "error" and "looks like a secret" in dlg.message.text()
+
+
+def test_disable_enable_and_remove_with_confirmation(qtbot, window, app_context, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtWidgets import QMessageBox
+
+    w = window
+    f = tmp_path / "mcp.json"
+    f.write_text(json.dumps({"mcpServers": {"tools": {"command": sys.executable, "args": ["-m", "nothing"]}}}))
+    with qtbot.waitSignal(w.finished_action, timeout=20000):
+        w.preview_file(str(f))
+    with qtbot.waitSignal(w.finished_action, timeout=20000, check_params_cb=lambda a: a == "import"):
+        w.dialog.import_btn.click()
+    qtbot.waitUntil(lambda: w.tree.topLevelItemCount() == 1 and w.selected() is not None, timeout=10000)
+    assert w.toggle_btn.text() == "Disable"
+    with qtbot.waitSignal(w.finished_action, timeout=20000, check_params_cb=lambda a: a == "toggle"):
+        w.toggle_btn.click()
+    assert app_context.mcp.get("tools").enabled is False
+    qtbot.waitUntil(lambda: _status_text(w, "tools") == "disabled", timeout=10000)
+    assert w.toggle_btn.text() == "Enable"
+    w.remove_btn.click()
+    box = w.findChild(QMessageBox)
+    assert box is not None and "Remove tools" in box.text()
+    assert app_context.mcp.load().get("tools") is not None  # nothing before the answer
+    with qtbot.waitSignal(w.finished_action, timeout=20000, check_params_cb=lambda a: a == "remove"):
+        next(b for b in box.buttons() if b.text() == "Remove").click()
+    assert app_context.mcp.load().get("tools") is None
+    qtbot.waitUntil(lambda: w.tree.topLevelItemCount() == 0, timeout=10000)
+    assert "No MCP servers yet" in w.detail.text()

@@ -206,3 +206,23 @@ def test_two_installs_at_once_the_second_is_refused_with_the_reason(  # type: ig
         with qtbot.waitSignal(w.finished_action, timeout=30000):
             w.cancel_btn.click()
     assert "hs_good" not in _site(app_context)
+
+
+def test_a_held_back_skill_is_shown_with_its_finding_and_can_be_allowed(  # type: ignore[no-untyped-def]
+    qtbot, window, wheels, offline, app_context
+) -> None:
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QPushButton
+
+    w = window
+    _install(qtbot, w, str(wheels["hs-flagged"]))
+    qtbot.waitUntil(lambda: "flagged" in _rows(w), timeout=30000)
+    assert _rows(w)["flagged"][3] == "ok, skill held back"
+    w.tree.setCurrentItem(w.tree.findItems("flagged", Qt.MatchFlag.MatchExactly)[0])
+    assert w.held_box.isVisible()
+    allow = next(b for b in w.held_box.findChildren(QPushButton) if b.accessibleName() == "Allow flagged/sneaky")
+    with qtbot.waitSignal(w.finished_action, timeout=30000) as got:
+        allow.click()
+    assert got.args == ["allow"]
+    assert app_context.plugins.held_back_skills() == []
+    qtbot.waitUntil(lambda: _rows(w).get("flagged", ["", "", "", ""])[3] == "ok", timeout=30000)
