@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
+from manage_helpers import make_bridge, widget_texts
 from mcp_helpers import HttpServerProcess
 from test_no_copy import forms
-from manage_helpers import make_bridge, widget_texts
 
 pytestmark = pytest.mark.keyring
 NO_BUS = "unix:path=/nonexistent/hearthside-test-bus"

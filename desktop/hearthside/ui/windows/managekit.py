@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QPushButton,
     QScrollArea,
+    QSizePolicy,
     QWidget,
 )
 
@@ -75,6 +76,7 @@ def named(widget: W, name: str, tip: str = "") -> W:
 
 def button(text: str, on_click: Callable[[], None], tip: str = "", name: str = "") -> QPushButton:
     b = named(QPushButton(text), name or text.replace("…", "").replace("&", ""), tip)
+    b.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Fixed)  # never stretched wide
     b.clicked.connect(lambda _=False: on_click())
     return b
 
