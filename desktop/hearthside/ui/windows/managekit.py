@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import shlex
 import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -151,23 +152,33 @@ def ask(parent: QWidget, title: str, text: str, yes: str, on_yes: Callable[[], N
     return box
 
 
-def restart_app(safe_mode: bool = False) -> bool:
-    """Start a new Hearthside (in safe mode if asked) and quit this one.
+def restart_app(safe_mode: bool = False, quit: Callable[[], None] | None = None) -> bool:
+    """Quit Hearthside (through ``quit``: the tray's clean shutdown) and start it again, in
+    safe mode if asked.
 
-    The new process is started first; if it cannot be, this one keeps running and False says so.
+    The new one must start after this one has gone, or the single-instance check would hand it
+    back to us: a small detached shell waits for this process to exit, then starts it. If that
+    waiter cannot be started, this one keeps running and False says so.
     """
-    args = ["-m", "hearthside"]
-    if safe_mode:
-        args.append("--safe-mode")
-    env_ok = QProcess.startDetached(sys.executable, args, os.getcwd())
-    started = env_ok[0] if isinstance(env_ok, tuple) else bool(env_ok)
-    if started:
+    args = [sys.executable, "-m", "hearthside"] + (["--safe-mode"] if safe_mode else [])
+    if os.name == "posix":
+        script = f"while kill -0 {os.getpid()} 2>/dev/null; do sleep 0.2; done; exec " + " ".join(
+            shlex.quote(a) for a in args)
+        program, argv = "/bin/sh", ["-c", script]
+    else:  # no waiter: the new instance retries its single-instance check itself
+        program, argv = args[0], args[1:]
+    got = QProcess.startDetached(program, argv, os.getcwd())
+    started = got[0] if isinstance(got, tuple) else bool(got)
+    if not started:
+        log.warning("could not start a new Hearthside for the restart")
+        return False
+    if quit is not None:
+        quit()
+    else:
         app = QApplication.instance()
         if app is not None:
             app.quit()
-    else:
-        log.warning("could not start a new Hearthside for the restart")
-    return started
+    return True
 
 
 def row(*widgets: QWidget, stretch_at: int | None = None) -> QHBoxLayout:
