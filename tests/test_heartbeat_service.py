@@ -262,3 +262,24 @@ def test_a_checklist_held_back_by_strict_mode_skips_the_run(app_context, monkeyp
         out = run(service(app_context).run("juniper"))
         assert fm.requests == []
     assert out.status == "skipped" and "HEARTBEAT.md" in out.reason and "strict mode" in out.reason
+
+
+def test_notifications_off_keep_the_alert_in_history_without_a_popup(app_context, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    shown: list[str] = []
+
+    class Recording:
+        def notify(self, title: str, body: str) -> bool:
+            shown.append(body)
+            return True
+
+    make_persona(app_context)
+    app_context.settings.set("notifications.enabled", False)
+    with FakeModel([{"text": "The parcel arrives today."}, {"text": "The parcel arrives tomorrow."}]) as fm:
+        use_model(monkeypatch, fm)
+        svc = HeartbeatService(app_context, notifier=Recording(), history=app_context.notifications)
+        out = run(svc.run("juniper"))
+        assert out.status == "notified" and "kept in history" in out.reason
+        assert shown == [] and "parcel" in app_context.notifications.entries()[0].text
+        app_context.settings.set("notifications.enabled", True)
+        run(svc.run("juniper"))
+    assert shown == ["The parcel arrives tomorrow."]

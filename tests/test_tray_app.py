@@ -94,13 +94,13 @@ def test_menu_has_a_submenu_per_persona_then_the_app_actions(make_shell, two_per
     shell = make_shell()
     menu = shell.tray.menu
     menu.aboutToShow.emit()
-    assert _actions(menu) == ["Ada", "Kip", "New persona…", "Review changes…", "Notifications…", "Settings…",
-                              "Start at login", "About / Diagnostics", "Quit"]
+    assert _actions(menu) == ["Ada", "Kip", "New persona…", "Review changes…", "Notifications…", "Plugins…",
+                              "MCP servers…", "Settings…", "Start at login", "About / Diagnostics", "Quit"]
     sub = _submenu(menu, "Kip")
     texts = _actions(sub)
     assert texts[0].startswith("Next check-in") and "no changes waiting" in texts[0]
     assert not sub.actions()[0].isEnabled()  # the status row is information, not an action
-    assert texts[1:] == ["Chat…", "Check in now", "Pause check-ins", "Review changes (0)…", "Open folder"]
+    assert texts[1:] == ["Chat…", "Check in now", "Pause check-ins", "Review changes (0)…", "Memory…", "Open folder"]
     assert _action(menu, "Start at login").isCheckable() and not _action(menu, "Start at login").isChecked()
 
 
@@ -250,7 +250,8 @@ def test_about_shows_the_doctor_report_and_settings_says_what_exists(make_shell,
     assert "python" in text and "locations" in text and "settings_file" in text
     _action(shell.tray.menu, "Settings…").trigger()
     settings = shell.windows["settings"]
-    assert settings.isVisible() and settings.path.text().endswith("settings.toml")
+    qtbot.waitUntil(lambda: settings.soul.text().endswith("soul.md"), timeout=10_000)
+    assert settings.isVisible()
 
 
 # --- drift and notifications --------------------------------------------------------------
@@ -401,8 +402,8 @@ def test_without_tray_or_notification_service_the_window_and_list_still_work(  #
     assert "SOUL.md" in notes.table.item(0, 2).text()
     # Every menu action is a button here too.
     buttons = {b.text() for b in win.findChildren(type(win.quit_btn))}
-    assert {"Chat…", "Check in now", "Pause check-ins", "Open folder", "New persona…", "Settings…",
-            "About / Diagnostics", "Quit"} <= buttons
+    assert {"Chat…", "Check in now", "Pause check-ins", "Open folder", "Memory…", "New persona…", "Plugins…",
+            "MCP servers…", "Settings…", "About / Diagnostics", "Quit"} <= buttons
     assert win.login.text() == "Start at login"
 
 
@@ -410,8 +411,8 @@ def test_main_window_tab_order_follows_the_layout(make_shell, two_personas, qtbo
     shell = make_shell()
     win = shell.show_main()
     order = [win.list, win.chat_btn, win.check_btn, win.pause_btn, win.review_btn, win.folder_btn,
-             win.new_btn, win.all_review_btn, win.notes_btn, win.settings_btn, win.login, win.about_btn,
-             win.quit_btn]
+             win.memory_btn, win.new_btn, win.all_review_btn, win.notes_btn, win.plugins_btn, win.mcp_btn,
+             win.settings_btn, win.login, win.about_btn, win.quit_btn]
     chain = []
     w = win.list
     for _ in range(len(order)):
@@ -601,3 +602,22 @@ def test_sigterm_quits_the_tray_cleanly(app_context) -> None:  # type: ignore[no
         if proc.poll() is None:
             proc.kill()
             proc.wait(10)
+
+
+def test_the_management_windows_open_from_the_menu(make_shell, two_personas, qtbot) -> None:  # type: ignore[no-untyped-def]
+    shell = make_shell()
+    menu = shell.tray.menu
+    menu.aboutToShow.emit()
+    _action(menu, "Plugins…").trigger()
+    plugins = shell.windows["plugins"]
+    qtbot.waitUntil(lambda: plugins.tree.topLevelItemCount() >= 1, timeout=30_000)
+    _action(menu, "MCP servers…").trigger()
+    mcp = shell.windows["mcp"]
+    qtbot.waitUntil(lambda: "No MCP servers yet" in mcp.detail.text(), timeout=10_000)
+    _action(_submenu(menu, "Kip"), "Memory…").trigger()
+    memory = shell.windows["memory/Kip"]
+    assert memory.isVisible() and memory.persona == "Kip"
+    qtbot.waitUntil(lambda: "has not learned anything yet" in memory.detail.text(), timeout=10_000)
+    from hearthside.ui.windows.managekit import restart_app
+
+    assert plugins.restart is not restart_app  # Restart now goes through the shell's clean quit

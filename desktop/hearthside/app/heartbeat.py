@@ -25,6 +25,9 @@ from ..core.agent import ChatModel, ModelError
 from ..core.compose import read_persona_file
 from ..core.heartbeat import (
     HeartbeatSettings,
+    check_hours,
+    check_interval,
+    check_timezone,
     classify_reply,
     is_duplicate,
     settings_problem,
@@ -33,7 +36,7 @@ from ..core.heartbeat import (
     utcnow,
 )
 from ..core.redact import redact
-from .notify import NotificationHistory, Notifier, default_notifier
+from .notify import NotificationHistory, Notifier, default_notifier, notifications_allowed
 
 if TYPE_CHECKING:
     from .paths import AppPaths
@@ -74,6 +77,39 @@ def _seconds_per_minute() -> float:
     except ValueError:
         return 60.0
     return value if math.isfinite(value) and value > 0 else 60.0
+
+
+class ScheduleError(ValueError):
+    """Check-in settings that cannot be saved; ``errors`` maps each field to its reason."""
+
+    def __init__(self, errors: dict[str, str]) -> None:
+        super().__init__(" ".join(errors.values()))
+        self.errors = errors
+
+
+def schedule_errors(raw: dict[str, Any], overnight: bool | None = None) -> dict[str, str]:
+    """Each field of a persona's check-in settings that is wrong, with the reason (pure).
+    ``overnight`` None means "as stored": start after end is then a span past midnight."""
+    out: dict[str, str] = {}
+    if "heartbeat_interval_minutes" in raw:
+        why = check_interval(raw["heartbeat_interval_minutes"])
+        if why:
+            out["heartbeat_interval_minutes"] = why
+    start, end = str(raw.get("active_start", "") or ""), str(raw.get("active_end", "") or "")
+    if overnight is None:
+        try:
+            from ..core.heartbeat import parse_hhmm
+
+            overnight = bool(start and end and parse_hhmm(end) < parse_hhmm(start))
+        except ValueError:
+            overnight = False
+    why = check_hours(start, end, overnight)
+    if why:
+        out["active_hours"] = why
+    why = check_timezone(str(raw.get("timezone", "") or ""))
+    if why:
+        out["timezone"] = why
+    return out
 
 
 class HeartbeatDeps(Protocol):
@@ -127,6 +163,33 @@ class HeartbeatService:
     def set_paused(self, persona: str, paused: bool) -> None:
         def mutate(data: dict[str, Any]) -> None:
             data.setdefault("personas", {}).setdefault(persona, {})["paused"] = bool(paused)
+
+        self.app.settings.update(mutate)
+
+    def update_schedule(self, persona: str, changes: dict[str, Any], overnight: bool | None = None) -> None:
+        """Change some of a persona's check-in settings (``heartbeat_interval_minutes``,
+        ``active_start``, ``active_end``, ``timezone``, ``paused``) and keep the rest.
+
+        Only the keys in ``changes`` are written, inside one settings transaction, so what
+        another process changed meanwhile is kept. The schedule that would result is checked
+        first; a bad value raises :class:`ScheduleError` naming each field and nothing is saved.
+        """
+        allowed = {"heartbeat_interval_minutes", "active_start", "active_end", "timezone", "paused"}
+        unknown = set(changes) - allowed
+        if unknown:
+            raise ScheduleError({k: "not a check-in setting" for k in unknown})
+
+        def mutate(data: dict[str, Any]) -> None:
+            section = data.setdefault("personas", {}).setdefault(persona, {})
+            merged = {**section, **changes}
+            errors = schedule_errors(merged, overnight)
+            if errors:
+                raise ScheduleError(errors)
+            for key, value in changes.items():
+                if value in ("", None):
+                    section.pop(key, None)
+                else:
+                    section[key] = value
 
         self.app.settings.update(mutate)
 
@@ -205,6 +268,10 @@ class HeartbeatService:
             self.history.append(persona, text, "duplicate", now)
             return HeartbeatOutcome(persona, "silent", "same alert already notified within 24 hours", text)
         self.history.append(persona, text, "notified", now)
+        if not notifications_allowed(self.app.settings, now):
+            # Notifications off or quiet hours: the alert is kept in the history, not popped up.
+            return HeartbeatOutcome(persona, "notified", "kept in history (notifications are off or in quiet hours)",
+                                    text)
         shown = await asyncio.to_thread(self.notifier.notify, persona, text)
         return HeartbeatOutcome(persona, "notified", "" if shown else "no notifier could show it (see history)",
                                 text)

@@ -23,6 +23,7 @@ from ..core.boundedread import read_bounded, read_text_bounded
 from ..core.mcpconfig import (
     McpConfig,
     McpConfigError,
+    ParsedServers,
     ServerConfig,
     ServerStatus,
     env_ref,
@@ -55,6 +56,17 @@ class ImportReport:
     #: Every value moved into the keyring, by (server, name) only: ``Authorization``,
     #: ``SERVICE_TOKEN``, ``?api_key``, ``arg:3``.
     moved: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class ImportPreview:
+    """What importing a file would do, read without changing anything (the window's preview)."""
+
+    servers: tuple[ServerConfig, ...]
+    moved: tuple[tuple[str, str], ...]  # (server, header or env name) whose value goes to the keyring
+    missing: tuple[tuple[str, str], ...]  # (server, name) still to be entered after the import
+    clashes: tuple[str, ...]  # names that already exist: the import would be refused
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -280,12 +292,27 @@ class McpService:
             self.store.set(ref, value)
         return cfg
 
-    @_locked
-    def import_file(self, path: str | Path) -> ImportReport:
-        """Import a Claude Desktop / Cursor / VS Code file. All or nothing for the config: a bad
-        file or a name clash imports nothing. The file itself is left as it is."""
-        p = Path(path)
-        got = read_bounded(p, MAX_IMPORT_BYTES)  # never blocks on a FIFO or reads /dev/zero whole
+    def add_secrets_first(self, cfg: ServerConfig, secrets: Mapping[str, str]) -> ServerConfig:
+        """Add a server so that a keyring failure stores nothing anywhere (the windows' way):
+        the secrets are stored first; if that fails nothing is written, and if writing the
+        config fails the secrets are deleted again."""
+        refs = []
+        for key, value in secrets.items():
+            _, ref = with_secret(cfg, key)
+            self.store.set(ref, value)  # raises SecretStoreError: nothing written yet
+            refs.append(ref)
+        try:
+            return self.add(cfg, secrets)
+        except BaseException:
+            for ref in refs:
+                with contextlib.suppress(SecretStoreError):
+                    self.store.delete(ref)
+            raise
+
+    @staticmethod
+    def _read_import(p: Path) -> str:
+        """An MCP host file's text, bounded and non-blocking (a FIFO or /dev/zero cannot hang)."""
+        got = read_bounded(p, MAX_IMPORT_BYTES)
         if got.data is None:
             raise McpConfigError(f"cannot read {p}: {got.reason}")
         if got.over_cap:
@@ -293,13 +320,42 @@ class McpService:
                 f"{p} is larger than {MAX_IMPORT_BYTES // (1024 * 1024)} MiB; that is not an MCP "
                 "configuration file, so nothing was imported")
         try:
-            text = got.data.decode("utf-8")
+            return got.data.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise McpConfigError(f"{p} is not UTF-8 text (bad byte at offset {exc.start})") from None
+
+    @staticmethod
+    def _parse_import(p: Path) -> ParsedServers:
+        """Read and parse an MCP host file (the one rule for the preview and the import)."""
+        text = McpService._read_import(p)
         try:
-            parsed = parse_host_config(text, what=str(p), read_env_file=functools.partial(_read_env_file, p))
+            return parse_host_config(text, what=str(p), read_env_file=functools.partial(_read_env_file, p))
         except RecursionError:
             raise McpConfigError(f"{p} is not valid JSON: {NESTED_TOO_DEEPLY}; nothing was imported") from None
+
+    def preview_import(self, path: str | Path) -> ImportPreview:
+        """What :meth:`import_file` would add and which values it would move into the keyring.
+        Reads the file and the config only; nothing is written and no secret is returned."""
+        p = Path(path)
+        parsed = self._parse_import(p)
+        current = self.load()
+        moved, missing = [], []
+        for cfg in parsed.servers:
+            for key, ref in cfg.secret_refs().items():
+                if ref in parsed.secrets:
+                    moved.append((cfg.name, key))
+                elif ref in parsed.missing:
+                    missing.append((cfg.name, key))
+        clashes = tuple(c.name for c in parsed.servers if current.get(c.name) is not None)
+        return ImportPreview(tuple(parsed.servers), tuple(moved), tuple(missing), clashes,
+                             tuple(parsed.notes))
+
+    @_locked
+    def import_file(self, path: str | Path) -> ImportReport:
+        """Import a Claude Desktop / Cursor / VS Code file. All or nothing for the config: a bad
+        file or a name clash imports nothing. The file itself is left as it is."""
+        p = Path(path)
+        parsed = self._parse_import(p)
         current = self.load()
         new = current
         for cfg in parsed.servers:

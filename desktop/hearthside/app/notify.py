@@ -17,7 +17,7 @@ from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal, Protocol, get_args
+from typing import Any, Literal, Protocol, get_args
 
 from ..adapters.atomicfile import write_atomic
 from ..adapters.locks import lock_for
@@ -149,3 +149,79 @@ def default_notifier() -> Notifier:
     if DesktopNotifier.available():
         parts.append(DesktopNotifier())
     return FanoutNotifier(parts)
+
+
+# -- the user's notification preferences (settings.toml [notifications]) -------------------------
+
+#: ``[notifications] enabled = true, quiet_start = "22:00", quiet_end = "07:00"`` (local time;
+#: start after end spans midnight).
+NOTIFY_ENABLED_KEY = "notifications.enabled"
+QUIET_START_KEY = "notifications.quiet_start"
+QUIET_END_KEY = "notifications.quiet_end"
+
+
+@dataclass(frozen=True)
+class NotificationPrefs:
+    """Whether desktop notifications are on and the quiet hours in which none pop up."""
+
+    enabled: bool = True
+    quiet_start: str = ""
+    quiet_end: str = ""
+
+
+def notification_prefs(settings: Any) -> NotificationPrefs:
+    """The preferences from settings; a hand-written ``enabled = "no"`` counts as off."""
+    raw = settings.get("notifications", {}) or {}
+    raw = raw if isinstance(raw, dict) else {}
+    enabled = raw.get("enabled", True)
+    if isinstance(enabled, str):
+        enabled = enabled.strip().lower() not in ("false", "no", "off", "0")
+    return NotificationPrefs(bool(enabled), str(raw.get("quiet_start", "") or ""),
+                             str(raw.get("quiet_end", "") or ""))
+
+
+def notifications_allowed(settings: Any, now: datetime | None = None) -> bool:
+    """May a desktop notification pop up now? Off, or inside quiet hours, means no (the
+    history still records everything). Every notifier (heartbeat, tray) asks this one function.
+    Quiet hours that cannot be read are ignored (notifying wrongly beats losing an alert)."""
+    from ..core.heartbeat import within_active_hours
+
+    prefs = notification_prefs(settings)
+    if not prefs.enabled:
+        return False
+    if not prefs.quiet_start or not prefs.quiet_end:
+        return True
+    when = now or datetime.now(UTC)
+    try:
+        return not within_active_hours(when, prefs.quiet_start, prefs.quiet_end)
+    except ValueError:
+        log.warning("notifications.quiet_start/quiet_end in settings.toml cannot be read; ignoring them")
+        return True
+
+
+def save_notification_prefs(settings: Any, changes: dict[str, Any], overnight: bool | None = None) -> None:
+    """Change some notification preferences (``enabled``, ``quiet_start``, ``quiet_end``) in one
+    settings transaction, checked against the values stored at that moment; raises ValueError
+    with the reason and saves nothing when the quiet hours are wrong."""
+    from ..core.heartbeat import check_hours, parse_hhmm
+
+    def mutate(data: dict[str, Any]) -> None:
+        section = data.setdefault("notifications", {})
+        merged = {**section, **changes}
+        start, end = str(merged.get("quiet_start", "") or ""), str(merged.get("quiet_end", "") or "")
+        wrap = overnight
+        if wrap is None:
+            try:
+                wrap = bool(start and end and parse_hhmm(end) < parse_hhmm(start))
+            except ValueError:
+                wrap = False
+        why = check_hours(start, end, wrap, "quiet hours")
+        if why:
+            raise ValueError(why)
+        for key, value in changes.items():
+            if value in ("", None):
+                section.pop(key, None)
+            else:
+                section[key] = value
+
+    settings.update(mutate)

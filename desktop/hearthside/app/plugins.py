@@ -8,8 +8,10 @@ an edited skill is checked again).
 
 from __future__ import annotations
 
+import gc
 import importlib
 import logging
+import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,8 +29,22 @@ from ..core.skills import (
     scan_skill,
 )
 from ..core.tools import Tool
-from ..pluginhost.host import PackHost, PackReport, ReadOnlySettings, canonical_name, discover
-from ..pluginhost.installer import InstallError, InstallOutcome, OutputFn, PackInstaller
+from ..pluginhost.host import (
+    FIRST_PARTY,
+    PackHost,
+    PackReport,
+    ReadOnlySettings,
+    canonical_name,
+    discover,
+)
+from ..pluginhost.installer import (
+    InstallCancelled,
+    InstallError,
+    InstallOutcome,
+    OutputFn,
+    PackInstaller,
+    pip_phase,
+)
 from ..pluginhost.packsenv import PacksEnv
 from .paths import AppPaths
 from .settings import SettingsStore
@@ -86,6 +102,10 @@ class PluginService:
                 for r in host.reports.values():
                     if r.status == "failed":
                         log.warning("plugin pack %s (%s) failed: %s", r.name, r.dist, r.error)
+                # What was imported now (the app and every pack) lives as long as the process:
+                # move it out of the collector's sight, or each full collection rescans it all
+                # and stalls every thread for a tenth of a second with a few hundred packs.
+                gc.freeze()
             return self._host
 
     def _search_path(self) -> list[str] | None:
@@ -104,6 +124,7 @@ class PluginService:
             self._search_path()
             importlib.invalidate_caches()
             host.load(discover(self.env.site_dir, [str(self.env.site_dir)], [dist]))
+            gc.freeze()  # the new pack's modules live as long as the process too (see load())
             return [r for r in host.reports.values() if canonical_name(r.dist) == canonical_name(dist)]
 
     def report(self) -> list[PackReport]:
@@ -220,9 +241,37 @@ class PluginService:
 
     # -- installing ------------------------------------------------------------------------
 
-    def install(self, spec: str, out: OutputFn, wait: float = 0.0) -> tuple[InstallOutcome, list[PackReport]]:
-        """Install a pack; a new pack is loaded at once, an upgrade needs a restart."""
-        outcome = self.installer.install(spec, out, wait)
+    @staticmethod
+    def origin(report: PackReport) -> str:
+        """Where a pack came from, in words: first-party, installed by you, or in the app's
+        environment (put there by whoever installed Hearthside)."""
+        if report.location == "packs":
+            return "installed by you"
+        if canonical_name(report.dist) in FIRST_PARTY:
+            return "first-party"
+        return "in the app's environment"
+
+    @staticmethod
+    def check_spec(spec: str) -> str:
+        """Why ``spec`` cannot be installed before pip is asked ("" when it may be): a file or
+        folder that is not there gets that sentence, not pip's words about wheel file names."""
+        spec = spec.strip()
+        if not spec:
+            return "give a pack to install: its name, name==version, a wheel file or a pack folder."
+        if spec.startswith("-"):
+            return f"{spec!r} is not a package name or file; give a pack to install."
+        looks_like_file = (spec.endswith((".whl", ".tar.gz", ".zip"))
+                           or spec.startswith((".", "/", "~")) or os.sep in spec)
+        if looks_like_file and "://" not in spec and not os.path.exists(os.path.expanduser(spec)):
+            return f"there is no file {spec}; check the name and the folder you are in."
+        return ""
+
+    def install(self, spec: str, out: OutputFn, wait: float = 0.0,
+                cancel: threading.Event | None = None) -> tuple[InstallOutcome, list[PackReport]]:
+        """Install a pack; a new pack is loaded at once, an upgrade needs a restart. ``cancel``
+        set stops pip and removes what it had installed (:class:`InstallCancelled`)."""
+        spec = os.path.expanduser(spec.strip())
+        outcome = self.installer.install(spec, out, wait, cancel)
         reports: list[PackReport] = []
         if not outcome.restart_needed:
             reports = self.load_new(outcome.dist)
@@ -244,6 +293,6 @@ def _names(raw: object) -> set[str]:
     return {x.strip() for x in items if isinstance(x, str) and x.strip()}
 
 
-__all__ = ["HeldSkill", "InstallError", "PluginService"]
+__all__ = ["HeldSkill", "InstallCancelled", "InstallError", "PluginService", "pip_phase"]
 
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-import os
+from typing import TYPE_CHECKING
 
 import click
+
+if TYPE_CHECKING:
+    from ..app.plugins import PluginService
 
 from .common import HandledError, echo, emit_json, get_app, handled, json_option, require_persona
 
@@ -17,6 +20,13 @@ wait_option = click.option(
 # pip lines that only restate what is already there: dozens of them for a pack that depends on
 # Hearthside, which drown the lines a user needs (what is downloaded, what went wrong).
 _PIP_NOISE = ("Requirement already satisfied:", "Looking in links:", "Looking in indexes:")
+
+
+def _service(ctx: click.Context) -> PluginService:
+    """The plugin service, its "another install is running" sentence naming --wait."""
+    svc = get_app(ctx).plugins
+    svc.installer.busy_hint = "or pass --wait SECONDS"
+    return svc
 
 
 def _err(line: str) -> None:
@@ -70,11 +80,11 @@ def install_cmd(ctx: click.Context, spec: str, wait: float) -> None:
     """Install a pack (a name, name==version, a wheel file or a URL) with pip."""
     from ..pluginhost.installer import InstallError
 
-    looks_like_file = spec.endswith((".whl", ".tar.gz", ".zip")) or spec.startswith((".", "/", "~"))
-    if looks_like_file and "://" not in spec and not os.path.exists(os.path.expanduser(spec)):
-        # pip's own words for this are about wheel file names; the problem is the missing file
-        raise HandledError(f"there is no file {spec}; check the name and the folder you are in.")
     app = get_app(ctx)
+    problem = app.plugins.check_spec(spec)
+    if problem:  # pip's own words for a missing file are about wheel file names
+        raise HandledError(problem)
+    _service(ctx)
     with handled(InstallError):
         outcome, reports = app.plugins.install(spec, _err, wait)
     echo(f"{outcome.action} {outcome.dist} {outcome.version} (packs: {', '.join(outcome.pack_names)})")
@@ -100,7 +110,7 @@ def uninstall_cmd(ctx: click.Context, name: str, wait: float) -> None:
     from ..pluginhost.installer import InstallError
 
     with handled(InstallError):
-        dist, version = get_app(ctx).plugins.uninstall(name, _err, wait)
+        dist, version = _service(ctx).uninstall(name, _err, wait)
     echo(f"removed {dist} {version}. Restart Hearthside to unload it.")
 
 
@@ -109,7 +119,7 @@ def uninstall_cmd(ctx: click.Context, name: str, wait: float) -> None:
 @click.pass_context
 def restore_cmd(ctx: click.Context, wait: float) -> None:
     """Reinstall every pack you installed before (after moving or reinstalling Hearthside)."""
-    results = get_app(ctx).plugins.restore(_err, wait)
+    results = _service(ctx).restore(_err, wait)
     if not results:
         echo("No packs are recorded; nothing to restore.")
         return

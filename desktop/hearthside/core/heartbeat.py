@@ -313,3 +313,52 @@ __all__ = [
     "skip_reason",
     "within_active_hours",
 ]
+
+
+def check_hours(start: str, end: str, overnight: bool = False, what: str = "active hours") -> str:
+    """Why ``start``-``end`` cannot be saved ("" when it can). Both empty means all day. An end
+    before the start is refused unless ``overnight`` says the hours run past midnight (stored as
+    start after end, which :func:`within_active_hours` reads as spanning midnight)."""
+    if not start and not end:
+        return ""
+    if not start or not end:
+        return f"give both a start and an end for the {what}, or leave both empty for all day."
+    try:
+        s, e = parse_hhmm(start), parse_hhmm(end)
+    except ValueError as exc:
+        return str(exc)
+    if s == e:
+        return f"the {what} start and end at the same time; leave both empty for all day."
+    if e < s and not overnight:
+        return (f"the end {end} is before the start {start}; tick \"past midnight\" if the "
+                f"{what} run into the next day.")
+    if e > s and overnight:
+        return f"the end {end} is after the start {start}, so the {what} do not run past midnight."
+    return ""
+
+
+def check_interval(value: object) -> str:
+    """Why ``value`` is not a check-in interval in minutes ("" when it is): a number, 0 for off,
+    otherwise at least 1 (contract section 5)."""
+    if isinstance(value, bool):
+        return "the check-in interval is a number of minutes, not a switch."
+    try:
+        minutes = float(str(value).strip())
+    except ValueError:
+        return f"{str(value).strip()!r} is not a number of minutes; write e.g. 30 (0 turns check-ins off)."
+    if not math.isfinite(minutes):
+        return "the check-in interval must be a finite number of minutes."
+    if minutes < 0:
+        return "the check-in interval cannot be negative; 0 turns check-ins off."
+    if 0 < minutes < 1:
+        return "the check-in interval is at least 1 minute (or 0 to turn check-ins off)."
+    return ""
+
+
+def check_timezone(name: str) -> str:
+    """Why ``name`` is not a timezone ("" for a known one, or empty for local time)."""
+    try:
+        resolve_timezone(name.strip() or None)
+    except ValueError as exc:
+        return str(exc)
+    return ""

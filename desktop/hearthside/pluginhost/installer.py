@@ -18,6 +18,7 @@ import re
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 import urllib.parse
 from collections.abc import Callable
@@ -47,6 +48,31 @@ _SKIP_PINS = {"pip", "setuptools", "wheel", "hearthside"}
 
 class InstallError(Exception):
     """An install, removal or restore that did not happen; the message says why and what to do."""
+
+
+class InstallCancelled(InstallError):
+    """The user cancelled an install; whatever pip had put in place was removed again."""
+
+
+#: pip's own lines that mark how far an install has got: (line start, share done, plain words).
+#: pip prints no percentage with ``--progress-bar off``, so a window shows these steps instead.
+_PHASES = (
+    ("Processing ", 15, "Reading the pack"),
+    ("Collecting ", 25, "Finding the pack and what it needs"),
+    ("Downloading ", 40, "Downloading"),
+    ("Building wheel", 55, "Building the pack"),
+    ("Installing collected packages", 80, "Installing"),
+    ("Successfully installed", 95, "Installed; loading the pack"),
+)
+
+
+def pip_phase(line: str) -> tuple[int, str] | None:
+    """How far an install is, judged from one line of pip's output (None: no change)."""
+    text = line.strip()
+    for start, share, words in _PHASES:
+        if text.startswith(start):
+            return share, words
+    return None
 
 
 @dataclass
@@ -148,6 +174,9 @@ class PackInstaller:
 
     # -- the lock and pip ------------------------------------------------------------------
 
+    #: added to "another install is running" (the CLI names its --wait option here)
+    busy_hint = ""
+
     def _lock(self, wait: float) -> PathLock:
         lock = lock_for(self.lock_file)
         try:
@@ -156,7 +185,8 @@ class PackInstaller:
         except LockBusy:
             raise InstallError(
                 "Another pack install or removal is running (lock file "
-                f"{self.lock_file}). Wait for it to finish and try again, or pass --wait SECONDS."
+                f"{self.lock_file}). Wait for it to finish and try again"
+                + (f", {self.busy_hint}." if self.busy_hint else ".")
             ) from None
         except OSError as exc:
             raise InstallError(
@@ -165,7 +195,10 @@ class PackInstaller:
             ) from None
         return lock
 
-    def _pip(self, args: list[str], out: OutputFn) -> tuple[int, list[str]]:
+    def _pip(self, args: list[str], out: OutputFn,
+             cancel: threading.Event | None = None) -> tuple[int, list[str]]:
+        """Run pip, streaming its lines to ``out``; ``cancel`` set ends pip (terminate, then
+        kill) and the caller cleans up what it left."""
         cmd = self.runner.command(args)
         env = dict(os.environ)
         env.update({"PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_INPUT": "1",
@@ -179,6 +212,19 @@ class PackInstaller:
                                 stdin=subprocess.DEVNULL, text=True, env=env, bufsize=1,
                                 start_new_session=hasattr(os, "killpg"))
         self._running.add(proc)
+        stop_watch = threading.Event()
+        if cancel is not None:
+            def watch() -> None:
+                while not stop_watch.is_set():
+                    if cancel.wait(0.05):
+                        self._signal(proc, signal.SIGTERM)
+                        try:
+                            proc.wait(3)
+                        except subprocess.TimeoutExpired:
+                            self._signal(proc, getattr(signal, "SIGKILL", signal.SIGTERM))
+                        return
+
+            threading.Thread(target=watch, name="hearthside-pip-cancel", daemon=True).start()
         try:
             assert proc.stdout is not None
             for line in proc.stdout:
@@ -190,6 +236,7 @@ class PackInstaller:
             self._signal(proc, signal.SIGTERM)
             raise
         finally:
+            stop_watch.set()
             self._running.discard(proc)
 
     def cancel_running(self, grace: float = 2.0) -> None:
@@ -207,7 +254,8 @@ class PackInstaller:
 
     @staticmethod
     def _signal(proc: subprocess.Popen[str], sig: int) -> None:
-        """Signal pip and the build processes it started (its own session), else pip alone."""
+        """Signal pip and what it started (``--python`` runs a second pip; builds run more):
+        its own session, else pip alone."""
         try:
             if hasattr(os, "killpg"):
                 os.killpg(proc.pid, sig)
@@ -262,8 +310,10 @@ class PackInstaller:
 
     # -- operations ------------------------------------------------------------------------
 
-    def install(self, spec: str, out: OutputFn, wait: float = 0.0) -> InstallOutcome:
-        """Install ``spec`` (a name, ``name==version``, a wheel path or URL) into the packs venv."""
+    def install(self, spec: str, out: OutputFn, wait: float = 0.0,
+                cancel: threading.Event | None = None) -> InstallOutcome:
+        """Install ``spec`` (a name, ``name==version``, a wheel path, a pack folder or a URL)
+        into the packs venv. A failed or cancelled install leaves nothing new behind."""
         spec = spec.strip()
         register_spec_secrets(spec)
         if not spec or spec.startswith("-"):
@@ -275,11 +325,18 @@ class PackInstaller:
             raise InstallError(f"Cannot install this pack: {why_not}.")
         lock = self._lock(wait)
         try:
-            return self._install_locked(spec, out)
+            return self._install_locked(spec, out, cancel)
         finally:
             lock.release()
 
-    def _install_locked(self, spec: str, out: OutputFn) -> InstallOutcome:
+    def _undo_new(self, before: dict[str, Any], out: OutputFn) -> None:
+        """Remove every distribution that is in the packs venv now but was not before."""
+        new = [v[0] for k, v in _installed(self.env.site_dir).items() if k not in before]
+        if new:
+            self._pip(["uninstall", "-y", *new], out)
+
+    def _install_locked(self, spec: str, out: OutputFn,
+                        cancel: threading.Event | None = None) -> InstallOutcome:
         try:
             self.env.ensure()
         except OSError as exc:
@@ -291,8 +348,12 @@ class PackInstaller:
             cons.write_text(host_constraints(self.host_version, site), encoding="utf-8")
             report_path = Path(tmp) / "report.json"
             rc, lines = self._pip(["install", "--progress-bar", "off", "-c", str(cons),
-                                   "--report", str(report_path), spec], out)
+                                   "--report", str(report_path), spec], out, cancel)
+            if cancel is not None and cancel.is_set():
+                self._undo_new(before, out)
+                raise InstallCancelled(f"The install of {spec} was cancelled; nothing was installed.")
             if rc != 0:
+                self._undo_new(before, out)  # pip rolls back its own step; not always its deps
                 why = self._pip_error(lines)
                 if self.runner.wheels_only:
                     why = explain_wheels_only(why)

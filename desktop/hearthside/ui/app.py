@@ -356,10 +356,38 @@ class Shell(QObject):
         w.run_checks()  # type: ignore[attr-defined]
         return w
 
+    def _managed(self, key: str, factory: Callable[[], QWidget]) -> QWidget:
+        """A management window (issue 13): built once, read afresh each time it is shown, and
+        its *Restart now* goes through this shell's clean quit."""
+        fresh = key not in self.windows
+        w = self._own(key, factory)
+        if fresh and hasattr(w, "restart"):
+            from .windows.managekit import restart_app
+
+            w.restart = lambda safe=False: restart_app(safe, self.quit)  # type: ignore[attr-defined]
+        elif not fresh and hasattr(w, "reload"):
+            w.reload()
+        return w
+
     def show_settings(self) -> QWidget:
         from .windows.settings import SettingsWindow
 
-        return self._own("settings", lambda: SettingsWindow(self))
+        return self._managed("settings", lambda: SettingsWindow(self.app, self.bridge))
+
+    def show_plugins(self) -> QWidget:
+        from .windows.plugins import PluginsWindow
+
+        return self._managed("plugins", lambda: PluginsWindow(self.app, self.bridge))
+
+    def show_mcp(self) -> QWidget:
+        from .windows.mcp import McpWindow
+
+        return self._managed("mcp", lambda: McpWindow(self.app, self.bridge))
+
+    def show_memory(self, persona: str) -> QWidget:
+        from .windows.memory import MemoryWindow
+
+        return self._managed(f"memory/{persona}", lambda: MemoryWindow(self.app, self.bridge, persona))
 
     def show_main(self) -> QWidget:
         """The main window (the no-tray window; a second launch brings it forward)."""

@@ -90,6 +90,8 @@ class TrayController:
         m.addAction(f"Review changes ({count})…" if count else "Review changes…", lambda: shell.show_review())
         m.addAction("Notifications…" if not shell.unread else f"Notifications ({shell.unread} new)…",
                     shell.show_notifications)
+        m.addAction("Plugins…", shell.show_plugins)
+        m.addAction("MCP servers…", shell.show_mcp)
         m.addAction("Settings…", shell.show_settings)
         m.addSeparator()
         login = QAction("Start at login", m)
@@ -127,6 +129,7 @@ class TrayController:
                           lambda n=r.name, p=r.paused: shell.set_paused(n, not p)),
             sub.addAction(f"Review changes ({r.waiting})…", lambda n=r.name: shell.show_review(n)),
         ]
+        sub.addAction("Memory…", lambda n=r.name: shell.show_memory(n))
         for a in acts[:3]:
             a.setEnabled(r.exists)
         sub.addAction("Open folder", lambda p=r.path: shell.open_folder(p))
@@ -201,15 +204,20 @@ class MainWindow(QWidget):
         self.pause_btn = self._button("Pause check-ins", self._toggle_pause)
         self.review_btn = self._button("Review changes…", lambda: self._with(self.shell.show_review))
         self.folder_btn = self._button("Open folder", lambda: self._with_row(lambda r: self.shell.open_folder(r.path)))
-        for i, b in enumerate((self.chat_btn, self.check_btn, self.pause_btn, self.review_btn, self.folder_btn)):
+        self.memory_btn = self._button("Memory…", lambda: self._with(self.shell.show_memory))
+        for i, b in enumerate((self.chat_btn, self.check_btn, self.pause_btn, self.review_btn, self.folder_btn,
+                               self.memory_btn)):
             per.addWidget(b, i // 3, i % 3)
         layout.addLayout(per)
         general = QHBoxLayout()
         self.new_btn = self._button("New persona…", shell.show_welcome)
         self.all_review_btn = self._button("Review all changes…", lambda: shell.show_review())
         self.notes_btn = self._button("Notifications…", shell.show_notifications)
+        self.plugins_btn = self._button("Plugins…", shell.show_plugins)
+        self.mcp_btn = self._button("MCP servers…", shell.show_mcp)
         self.settings_btn = self._button("Settings…", shell.show_settings)
-        for b in (self.new_btn, self.all_review_btn, self.notes_btn, self.settings_btn):
+        for b in (self.new_btn, self.all_review_btn, self.notes_btn, self.plugins_btn, self.mcp_btn,
+                  self.settings_btn):
             general.addWidget(b)
         layout.addLayout(general)
         bottom = QHBoxLayout()
@@ -303,6 +311,7 @@ class MainWindow(QWidget):
             b.setEnabled(r is not None and r.exists)
         self.review_btn.setEnabled(r is not None)
         self.folder_btn.setEnabled(r is not None)
+        self.memory_btn.setEnabled(r is not None)
         self.pause_btn.setText("Resume check-ins" if r is not None and r.paused else "Pause check-ins")
         self.review_btn.setText(f"Review changes ({r.waiting})…" if r is not None else "Review changes…")
 

@@ -1,0 +1,631 @@
+"""*MCP servers…*: the servers you configured and the ones packs bring, whether each is connected
+and why not; add (secrets in password fields, straight to the keyring), import a Claude Desktop,
+Cursor or VS Code file with a preview, test, enable/disable, remove, replace a secret.
+
+Everything goes through :class:`hearthside.app.mcp.McpService` (the ``hearthside mcp`` commands
+use the same one) on a worker thread or the app's runtime loop. A secret is typed into an
+echo-off field, handed to the service and the field is emptied; it is never shown again.
+"""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDoubleSpinBox,
+    QFileDialog,
+    QFormLayout,
+    QGroupBox,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QSplitter,
+    QStackedWidget,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ...app.context import AppContext
+from ...app.mcp import ImportPreview, ServerEntry
+from ...core.mcpconfig import (
+    DEFAULT_TIMEOUT,
+    McpConfigError,
+    ServerConfig,
+    ServerStatus,
+    validate_server,
+    with_secret,
+)
+from ...core.redact import is_secret_name, redact
+from ..bridge import Bridge
+from .managekit import (
+    SELECTABLE,
+    ManageWindow,
+    MessageLine,
+    ask,
+    button,
+    named,
+    row,
+    scrolled,
+    without_cli_advice,
+)
+
+#: Extra seconds a Test may take beyond the server's own timeouts.
+_GRACE = 15.0
+
+
+def fix_hint(reason: str) -> str:
+    """What to do about a failed server, in the window's words (the service's reason names the
+    command-line way)."""
+    low = reason.lower()
+    if "authentication" in low:
+        return "Choose Replace secret… and enter the token or key the server expects."
+    if "not connected yet" in low:
+        return "Choose Test to connect now."
+    if "timed out" in low or "refused" in low or "unreachable" in low:
+        return "Check that the server is running and the address is right, then choose Test."
+    return ""
+
+
+def _source(cfg: ServerConfig) -> str:
+    return "you" if cfg.source == "user" else f"pack {cfg.source.removeprefix('pack:')}"
+
+
+class McpWindow(ManageWindow):
+    """The MCP servers window."""
+
+    #: emitted after each action finished, with a word naming it (tests wait on it)
+    finished_action = Signal(str)
+    loaded = Signal()
+
+    def __init__(self, app: AppContext, bridge: Bridge) -> None:
+        super().__init__()
+        self.app = app
+        self.bridge = bridge
+        self.entries: list[ServerEntry] = []
+        self.statuses: dict[str, ServerStatus] = {}
+        self.tools: dict[str, str] = {}
+        self.dialog: QDialog | None = None
+        self.setWindowTitle("Hearthside — MCP servers")
+        named(self, "MCP servers")
+        if getattr(app.mcp, "on_status", None) is None:
+            app.mcp.on_status = bridge.mcp_status.emit
+        bridge.mcp_status.connect(self._status_changed)
+
+        layout = QVBoxLayout(self)
+        intro = QLabel("MCP servers give your personas more tools. Their secrets (tokens, keys) are "
+                       "kept in your system's keyring and never shown again.")
+        intro.setWordWrap(True)
+        layout.addWidget(intro)
+        split = QSplitter(Qt.Orientation.Vertical)
+        self.tree = named(QTreeWidget(), "Servers")
+        self.tree.setHeaderLabels(["Server", "Kind", "Added by", "Status"])
+        self.tree.setRootIsDecorated(False)
+        self.tree.setUniformRowHeights(True)
+        self.tree.setColumnWidth(0, 200)
+        self.tree.setColumnWidth(1, 70)
+        self.tree.setColumnWidth(2, 150)
+        self.tree.currentItemChanged.connect(lambda *_: self._show_selected())
+        split.addWidget(self.tree)
+        self.detail = named(QLabel("Reading the servers…"), "Server details")
+        self.detail.setWordWrap(True)
+        self.detail.setTextInteractionFlags(SELECTABLE)
+        self.detail.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        split.addWidget(scrolled(self.detail))
+        split.setSizes([240, 220])
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 2)
+        layout.addWidget(split, 1)
+        self.add_btn = button("Add…", self.show_add, "Add a server by its address or the program that runs it.")
+        self.import_btn = button("Import…", self._pick_import,
+                                 "Import servers from Claude Desktop, Cursor or VS Code.")
+        self.test_btn = button("Test", self.test_selected, "Connect to the selected server and list its tools.")
+        self.toggle_btn = button("Disable", self._toggle, "Switch the selected server off or on.",
+                                 name="Disable or enable")
+        self.secret_btn = button("Replace secret…", self.show_secret, "Enter a new value for one of its secrets.")
+        self.remove_btn = button("Remove", self._remove, "Remove the selected server and its secrets.")
+        layout.addLayout(row(self.add_btn, self.import_btn, self.test_btn, self.toggle_btn,
+                             self.secret_btn, self.remove_btn, stretch_at=6))
+        self.message = MessageLine()
+        layout.addWidget(self.message)
+        self._update_buttons()
+        self.resize(760, 560)
+        self.reload()
+
+    # --- loading ---------------------------------------------------------------------
+    def reload(self) -> None:
+        svc = self.app.mcp
+
+        def work() -> tuple[list[ServerEntry], list[ServerStatus], str]:
+            return svc.entries(), svc.status(), svc.load_error
+
+        self.call_bg(work, self._show, self._failed)
+
+    def _show(self, got: tuple[list[ServerEntry], list[ServerStatus], str]) -> None:
+        entries, statuses, load_error = got
+        selected = self._selected_name()
+        self.entries = entries
+        for st in statuses:  # a Test result stays until the live status says otherwise
+            if st.name not in self.statuses or st.reason != "not connected yet":
+                self.statuses[st.name] = st
+        self.tree.clear()
+        for e in entries:
+            it = QTreeWidgetItem([e.config.name, "HTTP" if e.config.transport == "http" else "program",
+                                  _source(e.config), ""])
+            self.tree.addTopLevelItem(it)
+            self._paint_status(it)
+        if not entries:
+            self.detail.setText("No MCP servers yet. Choose Add… to enter one, or Import… to bring "
+                                "over the servers you set up in Claude Desktop, Cursor or VS Code.")
+        else:
+            names = [e.config.name for e in entries]
+            idx = names.index(selected) if selected in names else 0
+            self.tree.setCurrentItem(self.tree.topLevelItem(idx))
+        if load_error:
+            self.message.say(load_error, "error")
+        self._show_selected()
+        self.loaded.emit()
+
+    def _paint_status(self, it: QTreeWidgetItem) -> None:
+        name = it.text(0)
+        st = self.statuses.get(name)
+        entry = next((e for e in self.entries if e.config.name == name), None)
+        if entry is not None and not entry.config.enabled:
+            text, tip = "disabled", "Switched off; Enable to use it."
+        elif st is None:
+            text, tip = "not connected yet", ""
+        else:
+            text = st.state if st.reason != "not connected yet" else "not connected yet"
+            tip = st.reason
+        it.setText(3, text)
+        it.setToolTip(3, without_cli_advice(tip))
+
+    def _status_changed(self, st: Any) -> None:
+        if not isinstance(st, ServerStatus):
+            return
+        self.statuses[st.name] = st
+        for i in range(self.tree.topLevelItemCount()):
+            it = self.tree.topLevelItem(i)
+            if it.text(0) == st.name:
+                self._paint_status(it)
+        if st.name == self._selected_name():
+            self._show_selected()
+
+    def _failed(self, exc: BaseException) -> None:
+        self.message.say(redact(str(exc)) or type(exc).__name__, "error")
+        self.finished_action.emit("failed")
+
+    def _selected_name(self) -> str:
+        it = self.tree.currentItem()
+        return it.text(0) if it is not None else ""
+
+    def selected(self) -> ServerEntry | None:
+        name = self._selected_name()
+        return next((e for e in self.entries if e.config.name == name), None)
+
+    def _update_buttons(self) -> None:
+        e = self.selected()
+        user = e is not None and e.config.source == "user"
+        for b in (self.test_btn, self.toggle_btn):
+            b.setEnabled(e is not None)
+        self.toggle_btn.setEnabled(user)
+        self.remove_btn.setEnabled(user)
+        self.secret_btn.setEnabled(e is not None)
+        self.toggle_btn.setText("Enable" if e is not None and not e.config.enabled else "Disable")
+
+    def _show_selected(self) -> None:
+        self._update_buttons()
+        e = self.selected()
+        if e is None:
+            return
+        c = e.config
+        where = c.url if c.transport == "http" else " ".join([c.command, *c.args])
+        lines = [f"<b>{_esc(c.name)}</b> — {_esc(where)}"]
+        if e.description:
+            lines.append(_esc(e.description))
+        st = self.statuses.get(c.name)
+        if not c.enabled:
+            lines.append("Disabled: personas do not use it. Choose Enable to switch it on.")
+        elif st is not None and st.state == "connected":
+            lines.append(f"Connected, {st.tools} tool(s).")
+        elif st is not None and st.reason != "not connected yet":
+            hint = fix_hint(st.reason)
+            lines.append(f"{_esc(st.state.capitalize())}: {_esc(without_cli_advice(st.reason))}" + (f"<br><i>{_esc(hint)}</i>" if hint else ""))
+        else:
+            lines.append("Not connected yet. Choose Test to connect now.")
+        if st is not None and st.skipped_tools:
+            lines.append("Tools left out: " + _esc(", ".join(st.skipped_tools)))
+        if c.name in self.tools:
+            lines.append(self.tools[c.name])
+        for s in e.secrets:
+            state = {True: "set (in the keyring)", False: "not set yet — choose Replace secret…",
+                     None: "unknown: the keyring cannot be reached"}[s.is_set]
+            lines.append(f"Secret {_esc(s.key)}: {state}" + (f" — {_esc(s.description)}" if s.description else ""))
+        self.detail.setText("<br>".join(lines))
+
+    # --- test, switch, remove --------------------------------------------------------
+    def test_selected(self) -> None:
+        e = self.selected()
+        if e is None:
+            return
+        self.test(e.config.name)
+
+    def test(self, name: str) -> None:
+        self.message.say(f"Connecting to {name}…")
+        svc = self.app.mcp
+
+        def done(got: tuple[ServerStatus, list[Any]]) -> None:
+            st, tools = got
+            self.statuses[name] = st
+            if st.state == "connected":
+                renamed = [f"{t.remote_name} → {t.spec.name}" for t in tools
+                           if t.spec.name != f"mcp__{name}__{t.remote_name}"]
+                shown = ", ".join(t.remote_name for t in tools[:12]) + (" …" if len(tools) > 12 else "")
+                text = f"Tools: {_esc(shown) or 'none'}."
+                if renamed:
+                    text += " Renamed (names too long or clashing): " + _esc(", ".join(renamed)) + "."
+                if st.skipped_tools:
+                    text += " Left out: " + _esc(", ".join(st.skipped_tools)) + "."
+                self.tools[name] = text
+                self.message.say(f"{name} is connected, {len(tools)} tool(s).", "ok")
+            else:
+                hint = fix_hint(st.reason)
+                self.message.say(f"{name} {st.state}: {without_cli_advice(st.reason)}" + (f" {hint}" if hint else ""),
+                                 "error")
+            self.reload()
+            self.finished_action.emit("test")
+
+        try:
+            timeout = self.app.mcp.get(name).timeout * 3 + _GRACE
+        except McpConfigError as exc:
+            self._failed(exc)
+            return
+
+        async def run() -> tuple[ServerStatus, list[Any]]:
+            import asyncio
+
+            return await asyncio.wait_for(svc.test(name), timeout)
+
+        self.call_async(run, done, self._failed)
+
+    def _toggle(self) -> None:
+        e = self.selected()
+        if e is None:
+            return
+        name, on = e.config.name, not e.config.enabled
+
+        def done(_: object) -> None:
+            self.message.say(f"{name} is now {'enabled' if on else 'disabled'}.", "ok")
+            self._reconnect()
+            self.reload()
+            self.finished_action.emit("toggle")
+
+        self.call_bg(lambda: self.app.mcp.set_enabled(name, on), done, self._failed)
+
+    def _remove(self) -> None:
+        e = self.selected()
+        if e is None:
+            return
+        name = e.config.name
+        ask(self, "Remove server", f"Remove {name} and delete its secrets from the keyring?", "Remove",
+            lambda: self.remove(name))
+
+    def remove(self, name: str) -> None:
+        def done(_: object) -> None:
+            self.statuses.pop(name, None)
+            self.message.say(f"Removed {name}.", "ok")
+            self._reconnect()
+            self.reload()
+            self.finished_action.emit("remove")
+
+        self.call_bg(lambda: self.app.mcp.remove(name), done, self._failed)
+
+    def _reconnect(self) -> None:
+        """Bring the app's live connections in line with the config (on the runtime loop)."""
+        svc = self.app.mcp
+        self.call_async(svc.connect_all, lambda sts: [self._status_changed(s) for s in sts],
+                               lambda exc: self.message.say(redact(str(exc)), "error"))
+
+    # --- add -------------------------------------------------------------------------
+    def show_add(self) -> AddServerDialog:
+        dlg = AddServerDialog(self)
+        self.dialog = dlg
+        dlg.show()
+        return dlg
+
+    def added(self, cfg: ServerConfig) -> None:
+        self.message.say(f"Added {cfg.name}. Connecting…", "ok")
+        self._reconnect()
+        self.reload()
+        self.finished_action.emit("add")
+        self.test(cfg.name)
+
+    # --- secrets ---------------------------------------------------------------------
+    def show_secret(self) -> SecretDialog | None:
+        e = self.selected()
+        if e is None:
+            return None
+        dlg = SecretDialog(self, e)
+        self.dialog = dlg
+        dlg.show()
+        return dlg
+
+    # --- import ----------------------------------------------------------------------
+    def _pick_import(self) -> None:
+        start = str(Path.home() / ".config" / "Claude")
+        path, _ = QFileDialog.getOpenFileName(self, "Choose an MCP settings file", start,
+                                              "MCP settings (*.json);;All files (*)")
+        if path:
+            self.preview_file(path)
+
+    def preview_file(self, path: str) -> None:
+        """Read ``path`` and show what would be imported (nothing is written yet)."""
+        self.message.say(f"Reading {path}…")
+
+        def done(preview: ImportPreview) -> None:
+            self.message.clear_message()
+            dlg = ImportDialog(self, path, preview)
+            self.dialog = dlg
+            dlg.show()
+            self.finished_action.emit("preview")
+
+        self.call_bg(lambda: self.app.mcp.preview_import(path), done, self._failed)
+
+    def import_file(self, path: str) -> None:
+        def done(rep: Any) -> None:
+            parts = [f"Imported {len(rep.added)} server(s): {', '.join(rep.added) or 'none'}."]
+            if rep.secrets_moved:
+                parts.append(f"{rep.secrets_moved} secret(s) moved into the keyring.")
+            for s, k in rep.missing:
+                parts.append(f"{s} still needs its secret {k}: select it and choose Replace secret….")
+            parts.extend(rep.notes)
+            if rep.secret_error:
+                parts.append(f"The secrets were not stored: {rep.secret_error}")
+            self.message.say(redact(" ".join(parts)), "error" if rep.secret_error else "ok")
+            self._reconnect()
+            self.reload()
+            self.finished_action.emit("import")
+
+        self.call_bg(lambda: self.app.mcp.import_file(path), done, self._failed)
+
+
+class AddServerDialog(QDialog):
+    """*Add…*: an HTTP server (address, headers) or a program (command, arguments, environment);
+    secrets in echo-off fields that go straight to the keyring."""
+
+    def __init__(self, window: McpWindow) -> None:
+        super().__init__(window)
+        self.window_ = window
+        self.setWindowTitle("Add an MCP server")
+        named(self, "Add an MCP server")
+        lay = QVBoxLayout(self)
+        form = QFormLayout()
+        self.name = named(QLineEdit(), "Server name", "A short name: letters, digits, - and _.")
+        form.addRow("Name:", self.name)
+        self.kind = named(QComboBox(), "Kind of server")
+        self.kind.addItems(["HTTP address", "Program on this computer"])
+        form.addRow("Kind:", self.kind)
+        lay.addLayout(form)
+        self.stack = QStackedWidget()
+        http = QWidget()
+        hf = QFormLayout(http)
+        self.url = named(QLineEdit(), "Server address", "https://…, or http:// on this computer.")
+        self.url.setPlaceholderText("https://mcp.example.org/mcp")
+        hf.addRow("Address:", self.url)
+        self.headers = named(QPlainTextEdit(), "Headers that are not secret",
+                             "One per line: Name: value")
+        self.headers.setPlaceholderText("X-Workspace: home")
+        self.headers.setMaximumHeight(60)
+        hf.addRow("Other headers:", self.headers)
+        self.stack.addWidget(http)
+        prog = QWidget()
+        pf = QFormLayout(prog)
+        self.command = named(QLineEdit(), "Program", "The program that runs the server, e.g. npx.")
+        pf.addRow("Program:", self.command)
+        self.args = named(QLineEdit(), "Arguments", "Separated by spaces; quote an argument that has spaces.")
+        pf.addRow("Arguments:", self.args)
+        self.env = named(QPlainTextEdit(), "Environment that is not secret", "One per line: NAME=value")
+        self.env.setMaximumHeight(60)
+        pf.addRow("Environment:", self.env)
+        self.stack.addWidget(prog)
+        self.kind.currentIndexChanged.connect(self._kind_changed)
+        lay.addWidget(self.stack)
+        box = QGroupBox("Secret (kept in the keyring, never shown again)")
+        sf = QFormLayout(box)
+        self.secret_key = named(QLineEdit("Authorization"), "Secret name",
+                                "The header (for an address) or environment variable (for a program).")
+        sf.addRow("Header or variable:", self.secret_key)
+        self.secret_value = named(QLineEdit(), "Secret value", "Typed hidden; goes straight to the keyring.")
+        self.secret_value.setEchoMode(QLineEdit.EchoMode.Password)
+        self.secret_value.setPlaceholderText("leave empty if the server needs none")
+        sf.addRow("Value:", self.secret_value)
+        lay.addWidget(box)
+        self.timeout = named(QDoubleSpinBox(), "Timeout in seconds")
+        self.timeout.setRange(1, 600)
+        self.timeout.setValue(DEFAULT_TIMEOUT)
+        tf = QFormLayout()
+        tf.addRow("Timeout (seconds):", self.timeout)
+        lay.addLayout(tf)
+        self.message = MessageLine()
+        lay.addWidget(self.message)
+        self.save_btn = button("Add", self.save, "Save the server and connect to it.", name="Add server")
+        self.save_btn.setDefault(True)
+        lay.addLayout(row(button("Cancel", self.close, name="Cancel"), self.save_btn, stretch_at=0))
+        self.resize(520, 440)
+
+    def _kind_changed(self, i: int) -> None:
+        self.stack.setCurrentIndex(i)
+        if self.secret_key.text() in ("Authorization", "API_KEY", ""):
+            self.secret_key.setText("Authorization" if i == 0 else "API_KEY")
+
+    def build(self) -> tuple[ServerConfig, dict[str, str]]:
+        """The server as typed, checked by the same rules the service applies (raises)."""
+        name = self.name.text().strip()
+        timeout = float(self.timeout.value())
+        if self.kind.currentIndex() == 0:
+            headers = _pairs(self.headers.toPlainText(), ":", "header")
+            cfg = ServerConfig(name, "http", url=self.url.text().strip(), headers=headers, timeout=timeout)
+        else:
+            try:
+                args = tuple(shlex.split(self.args.text()))
+            except ValueError as exc:
+                raise McpConfigError(f"the arguments cannot be read ({exc}); check the quotes") from None
+            cfg = ServerConfig(name, "stdio", command=self.command.text().strip(), args=args,
+                               env=_pairs(self.env.toPlainText(), "=", "environment variable"), timeout=timeout)
+        secrets: dict[str, str] = {}
+        value = self.secret_value.text()
+        key = self.secret_key.text().strip()
+        probe = cfg
+        if value:
+            if not key:
+                raise McpConfigError("name the header or variable the secret goes in")
+            probe, _ = with_secret(cfg, key)
+            secrets[key] = value
+        validate_server(probe)
+        return cfg, secrets
+
+    def save(self) -> None:
+        try:
+            cfg, secrets = self.build()
+        except McpConfigError as exc:
+            self.message.say(str(exc)[:1].upper() + str(exc)[1:], "error")
+            return
+        svc = self.window_.app.mcp
+        self.save_btn.setEnabled(False)
+        self.message.say("Saving…")
+
+        def work() -> ServerConfig:
+            if svc.load().get(cfg.name) is not None:
+                raise McpConfigError(f"a server named {cfg.name!r} already exists; pick another name")
+            return svc.add_secrets_first(cfg, secrets)
+
+        def done(saved: ServerConfig) -> None:
+            self.secret_value.clear()
+            self.close()
+            self.window_.added(saved)
+
+        def failed(exc: BaseException) -> None:
+            self.secret_value.clear()  # the secret is not kept anywhere, not even here
+            self.save_btn.setEnabled(True)
+            self.message.say("Nothing was saved: " + redact(str(exc)), "error")
+            self.window_.finished_action.emit("add failed")
+
+        self.window_.call_bg(work, done, failed)
+
+
+class SecretDialog(QDialog):
+    """*Replace secret…*: a new value for one of a server's secrets (never shows the old one)."""
+
+    def __init__(self, window: McpWindow, entry: ServerEntry) -> None:
+        super().__init__(window)
+        self.window_ = window
+        self.server = entry.config.name
+        self.setWindowTitle(f"Secret for {self.server}")
+        named(self, "Replace a secret")
+        lay = QVBoxLayout(self)
+        form = QFormLayout()
+        self.key = named(QComboBox(), "Secret name", "Which header or variable to set.")
+        self.key.setEditable(True)
+        keys = [s.key for s in entry.secrets] or ["Authorization" if entry.config.transport == "http" else "API_KEY"]
+        self.key.addItems(keys)
+        form.addRow("Header or variable:", self.key)
+        self.value = named(QLineEdit(), "New secret value", "Typed hidden; goes straight to the keyring.")
+        self.value.setEchoMode(QLineEdit.EchoMode.Password)
+        form.addRow("New value:", self.value)
+        lay.addLayout(form)
+        self.message = MessageLine()
+        lay.addWidget(self.message)
+        self.save_btn = button("Save", self.save, "Store the new value in the keyring.", name="Save secret")
+        self.save_btn.setDefault(True)
+        lay.addLayout(row(button("Cancel", self.close, name="Cancel"), self.save_btn, stretch_at=0))
+
+    def save(self) -> None:
+        key, value = self.key.currentText().strip(), self.value.text()
+        if not value:
+            self.message.say("Type the new value first; nothing was stored.", "error")
+            return
+        svc = self.window_.app.mcp
+        server = self.server
+
+        def done(_: object) -> None:
+            self.value.clear()
+            self.close()
+            self.window_.message.say(f"The secret {key} of {server} was replaced. Testing…", "ok")
+            self.window_.test(server)
+
+        def failed(exc: BaseException) -> None:
+            self.value.clear()
+            self.message.say("Nothing was stored: " + redact(str(exc)), "error")
+            self.window_.finished_action.emit("secret failed")
+
+        self.value.clear()
+        self.window_.call_bg(lambda: svc.set_secret(server, key, value), done, failed)
+
+
+class ImportDialog(QDialog):
+    """The preview of an import: which servers, which values move to the keyring, what is missing."""
+
+    def __init__(self, window: McpWindow, path: str, preview: ImportPreview) -> None:
+        super().__init__(window)
+        self.window_ = window
+        self.path = path
+        self.preview = preview
+        self.setWindowTitle("Import MCP servers")
+        named(self, "Import MCP servers")
+        lay = QVBoxLayout(self)
+        lines = [f"From {_esc(path)}:"]
+        if not preview.servers:
+            lines.append("This file lists no MCP servers; there is nothing to import.")
+        for cfg in preview.servers:
+            where = cfg.url if cfg.transport == "http" else " ".join([cfg.command, *cfg.args])
+            lines.append(f"• <b>{_esc(cfg.name)}</b> — {_esc(where)}")
+        if preview.moved:
+            lines.append("These values will move into the keyring (the file itself is not changed): "
+                         + _esc(", ".join(f"{s} {k}" for s, k in preview.moved)) + ".")
+        if preview.missing:
+            lines.append("Still to enter after the import: " + _esc(", ".join(f"{s} {k}" for s, k in preview.missing)) + ".")
+        if preview.clashes:
+            lines.append("<b>Cannot import:</b> you already have " + _esc(", ".join(preview.clashes))
+                         + ". Remove those first, then import again.")
+        lines.extend(_esc(n) for n in preview.notes)
+        self.text = named(QLabel("<br>".join(lines)), "Import preview")
+        self.text.setWordWrap(True)
+        self.text.setTextInteractionFlags(SELECTABLE)
+        lay.addWidget(self.text)
+        self.import_btn = button("Import", self.accept_import, "Add these servers.", name="Import servers")
+        self.import_btn.setEnabled(bool(preview.servers) and not preview.clashes)
+        self.import_btn.setDefault(True)
+        lay.addLayout(row(button("Cancel", self.close, name="Cancel"), self.import_btn, stretch_at=0))
+        self.resize(520, 300)
+
+    def accept_import(self) -> None:
+        self.close()
+        self.window_.import_file(self.path)
+
+
+def _pairs(text: str, sep: str, what: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        k, found, v = line.partition(sep)
+        if not found or not k.strip():
+            raise McpConfigError(f"the {what} line {line.strip()[:40]!r} must look like NAME{sep} value")
+        if is_secret_name(k.strip()):
+            raise McpConfigError(f"{k.strip()} looks like a secret: put it in the Secret fields below, "
+                                 "which go to the keyring, not in this list")
+        out[k.strip()] = v.strip()
+    return out
+
+
+def _esc(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+__all__ = ["AddServerDialog", "ImportDialog", "McpWindow", "SecretDialog", "fix_hint"]
