@@ -94,3 +94,15 @@ def test_check_add_refuses_before_any_secret_is_asked_and_writes_nothing(service
         service.add(ServerConfig("web", "http", url="https://mcp.example.com/mcp"), {"Authorization": "a\r\nb"})
     assert not service.paths.mcp_file.exists()
     assert os.listdir(service.paths.mcp_file.parent) in ([], ["mcp.json.lock"])
+
+
+def test_a_migration_with_nothing_to_do_takes_no_lock_and_creates_nothing(service: McpService) -> None:
+    folder = service.paths.mcp_file.parent
+    existed = folder.exists()
+    before = _snapshot(folder) if existed else None
+    assert service.migrate_secrets().moved == 0
+    assert (_snapshot(folder) if folder.exists() else None) == before
+    service.add(ServerConfig("clean", "http", url="https://clean.example.com/mcp"))
+    before = _snapshot(folder)
+    service.migrate_secrets()
+    assert _snapshot(folder) == before

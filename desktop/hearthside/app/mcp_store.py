@@ -201,7 +201,12 @@ class McpConfigStore:
     def migrate_secrets(self) -> Migration:
         """The explicit tidy-up step: move secret values typed into ``mcp.json`` into the
         keyring (the file keeps only references), and set a file that no longer parses aside
-        (kept, never lost) so the next write starts from an empty list."""
+        (kept, never lost) so the next write starts from an empty list. With nothing to do it
+        takes no lock and creates nothing."""
+        first = self._read()
+        if first is None or (not isinstance(first, McpConfigError) and not first[1]):
+            self.load_error = ""
+            return Migration()
         with self.editing():
             got = self._read()
             if got is None or isinstance(got, _Unusable):  # changed meanwhile: nothing to tidy
@@ -220,6 +225,7 @@ class McpConfigStore:
                     self.store.set(ref, value)
             except SecretStoreError as exc:
                 self.load_error = f"mcp.json holds secrets that could not be moved to the keyring: {exc}"
+                log.warning("%s", self.load_error)
                 return Migration(error=str(exc), warning=self.load_error)
             self.save(cfg)
             self.load_error = ""
