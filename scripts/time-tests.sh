@@ -7,12 +7,14 @@
 set -u
 cd "$(dirname "$0")/.."
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+times=$(mktemp)
+trap 'rm -f "$log" "$times"' EXIT
 one() {  # $1: label, $2: file, rest: env assignments
   local label=$1 file=$2; shift 2
-  local out wall user sys result
-  out=$( { env "$@" /usr/bin/time -f "TIME %e %U %S" scripts/run-tests.sh -q -p no:cacheprovider "$file" >"$log" 2>&1; } 2>&1 )
-  read -r _ wall user sys <<<"$(grep '^TIME' <<<"$out" | tail -1)"
+  local wall user sys result
+  env "$@" /usr/bin/time -o "$times" -f "TIME %e %U %S" \
+    scripts/run-tests.sh -q -p no:cacheprovider "$file" >"$log" 2>&1
+  read -r _ wall user sys <<<"$(grep '^TIME' "$times" | tail -1)"
   result=$(grep -E "passed|failed|error" "$log" | tail -1)
   printf '%-36s %-11s wall %6.1f s  cpu %6.1f s  %s\n' "$file" "$label" "$wall" "$(echo "$user + $sys" | bc)" "$result"
 }

@@ -66,6 +66,7 @@ IN_PROCESS_CLI_FILES = frozenset({
     "test_model_service.py",
     "test_no_copy.py",
     "test_persona_links.py",
+    "test_plugin_loading.py",
     "test_terminal_escapes.py",
 })
 
