@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -28,26 +29,29 @@ def _snapshot(folder: Path) -> dict[str, tuple[int, int, bytes]]:
 
 
 @pytest.fixture
-def service(app_context, secret_service) -> McpService:  # type: ignore[no-untyped-def]
-    return McpService(app_context.paths, lambda: app_context.secrets)
+def service(app_context, secret_service) -> Iterator[McpService]:  # type: ignore[no-untyped-def]
+    svc = McpService(app_context.paths, lambda: app_context.secrets)
+    yield svc
+    # The keyring is shared by the whole run: leave no secret for another test to find.
+    svc.store.delete(header_ref("legacy", "Authorization"))
 
 
 def _legacy(service: McpService) -> Path:
     path = service.paths.mcp_file
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"servers": {"web": {
+    path.write_text(json.dumps({"servers": {"legacy": {
         "url": "https://mcp.example.com/mcp", "headers": {"Authorization": TYPED}}}}))
     return path
 
 
 def test_reading_a_legacy_file_writes_nothing_until_the_explicit_migration(service: McpService) -> None:
     path = _legacy(service)
-    ref = header_ref("web", "Authorization")
+    ref = header_ref("legacy", "Authorization")
     before = _snapshot(path.parent)
 
     # Every read the CLI, the tray or the MCP window does.
-    assert [s.name for s in service.load().servers] == ["web"]
-    assert [s.name for s in service.servers()] == ["web"]
+    assert [s.name for s in service.load().servers] == ["legacy"]
+    assert [s.name for s in service.servers()] == ["legacy"]
     [entry] = service.entries()
     assert [s.is_set for s in entry.secrets] == [False]
     assert [s.state for s in service.status()] == ["failed"]
@@ -61,16 +65,16 @@ def test_reading_a_legacy_file_writes_nothing_until_the_explicit_migration(servi
     assert done.moved == 1 and not done.error and service.load_error == ""
     assert service.store.get(ref) == TYPED
     assert TYPED not in path.read_text()
-    assert json.loads(path.read_text())["servers"]["web"]["headers"]["Authorization"] == {"secret": ref}
+    assert json.loads(path.read_text())["servers"]["legacy"]["headers"]["Authorization"] == {"secret": ref}
     assert service.migrate_secrets().moved == 0  # a second run has nothing left to do
 
 
 def test_a_write_migrates_first_so_a_typed_secret_is_never_dropped(service: McpService) -> None:
     path = _legacy(service)
     service.add(ServerConfig("other", "http", url="https://other.example.com/mcp"))
-    assert service.store.get(header_ref("web", "Authorization")) == TYPED
+    assert service.store.get(header_ref("legacy", "Authorization")) == TYPED
     text = path.read_text()
-    assert TYPED not in text and {"web", "other"} <= set(json.loads(text)["servers"])
+    assert TYPED not in text and {"legacy", "other"} <= set(json.loads(text)["servers"])
 
 
 def test_a_broken_file_is_read_as_empty_and_set_aside_only_by_the_migration(service: McpService) -> None:
