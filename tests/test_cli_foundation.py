@@ -11,6 +11,7 @@ from hearthside import BOOTSTRAP_ORDER, __version__
 from hearthside.core.compose import compose_persona
 
 
+@pytest.mark.subprocess_cli  # --version from a cold start
 def test_version(run_cli) -> None:  # type: ignore[no-untyped-def]
     out = run_cli("--version")
     assert out.returncode == 0
@@ -24,6 +25,7 @@ def test_version_matches_the_installed_distribution() -> None:
     assert __version__ == version("hearthside")
 
 
+@pytest.mark.subprocess_cli  # the exit code the shell sees
 def test_unknown_command_is_bad_usage(run_cli) -> None:  # type: ignore[no-untyped-def]
     assert run_cli("frobnicate").returncode == 2
 

@@ -201,6 +201,7 @@ def test_secret_pasted_into_mcp_json_by_hand_is_moved_into_the_keyring(  # type:
 
 
 @pytest.mark.slow
+@pytest.mark.subprocess_cli  # the lock is held by another process
 def test_a_change_waits_for_another_process_holding_the_config_lock(  # type: ignore[no-untyped-def]
     run_cli, isolated_home: Path
 ) -> None:

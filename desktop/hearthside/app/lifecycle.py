@@ -127,6 +127,10 @@ class Lifecycle:
         mcp = self.app.mcp
         if self.on_mcp_status is not None:
             mcp.on_status = self.on_mcp_status
+        try:  # the explicit step: secrets typed into mcp.json reach the keyring before connecting
+            mcp.migrate_secrets()  # logs what it did or could not do
+        except Exception as exc:  # noqa: BLE001 - a busy lock must not keep the servers off
+            log.warning("mcp.json could not be tidied: %s", exc)
         if not mcp.servers():
             return
         # Connect in the background: a slow server must not hold the tray (or check-ins) back.

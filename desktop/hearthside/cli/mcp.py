@@ -11,13 +11,7 @@ from typing import Any
 
 import click
 
-from ..core.mcpconfig import (
-    DEFAULT_TIMEOUT,
-    McpConfigError,
-    ServerConfig,
-    check_header,
-    validate_server,
-)
+from ..core.mcpconfig import DEFAULT_TIMEOUT, McpConfigError, ServerConfig, check_header
 from ..core.redact import MASK, is_secret_name, mask
 from ..core.secrets import SecretStoreError
 from .common import (
@@ -56,6 +50,13 @@ def _echo(message: str, err: bool = False) -> None:
     echo(message, err=err)
 
 
+def _tidy(app: Any) -> str:
+    """The explicit migration step before a command reads servers: secrets typed into mcp.json
+    move into the keyring and a broken file is set aside (kept). Returns a warning or ""."""
+    with handled(McpConfigError):
+        return str(app.mcp.migrate_secrets().warning)
+
+
 @click.group()
 def mcp() -> None:
     """Connect MCP servers (tools for your personas); their secrets live in the OS keyring."""
@@ -68,6 +69,7 @@ def list_cmd(ctx: click.Context, as_json: bool) -> None:
     """Show configured and pack-contributed servers and which secrets are set."""
     app = get_app(ctx)
     svc = app.mcp
+    warning = _tidy(app)
     entries = svc.entries()
     docs = []
     for e in entries:
@@ -89,8 +91,9 @@ def list_cmd(ctx: click.Context, as_json: bool) -> None:
         if e.description:
             d["description"] = e.description
         docs.append(d)
-    if svc.load_error:  # on stderr, so --json stays the same one list whatever happened
-        _echo(f"warning: {svc.load_error}", err=True)
+    warning = warning or svc.load_error
+    if warning:  # on stderr, so --json stays the same one list whatever happened
+        _echo(f"warning: {warning}", err=True)
     if as_json:
         emit_json(docs)
         return
@@ -109,6 +112,7 @@ def list_cmd(ctx: click.Context, as_json: bool) -> None:
 
 
 def _connect_one(app: Any, name: str) -> tuple[Any, list[Any]]:
+    _tidy(app)  # a secret typed into mcp.json must be in the keyring before connecting
     with handled(McpConfigError):
         cfg = app.mcp.get(name)
     return app.runtime.run(app.mcp.test(name), timeout=cfg.timeout * 3 + _GRACE)  # type: ignore[no-any-return]
@@ -209,32 +213,17 @@ def add_cmd(ctx: click.Context, name: str, url: str | None, command: str | None,
         raise click.UsageError("--header and --secret-header are for --url servers")
     try:
         if url:
-            plain = _pairs(headers, "--header")
-            for k, v in plain.items():
-                check_header(k, v)
-            cfg = ServerConfig(name, "http", url=url, headers=plain, enabled=not disabled,
+            cfg = ServerConfig(name, "http", url=url, headers=_pairs(headers, "--header"), enabled=not disabled,
                                timeout=timeout, allow_insecure_http=allow_insecure_http)
             secret_keys = secret_headers
         else:
             cfg = ServerConfig(name, "stdio", command=command or "", args=tuple(args), env=_pairs(envs, "--env"),
                                cwd=cwd, enabled=not disabled, timeout=timeout)
             secret_keys = secret_envs
-        # Check everything that can be checked before asking for secrets.
-        probe = cfg
-        if secret_keys:
-            from ..core.mcpconfig import with_secret
-
-            for k in secret_keys:
-                probe, _ = with_secret(probe, k)
-        validate_server(probe)
-        if app.mcp.load().get(name) is not None:
-            raise McpConfigError(f"a server named {name!r} already exists: remove it first or pick another name")
-        secrets = {}
-        for k in secret_keys:
-            value = read_secret(f"{name} {k}")
-            if url:
-                check_header(k, value)
-            secrets[k] = value
+        # The app checks everything that can be checked before the secrets are asked for, and
+        # the rest (the values) when adding; this command only parses and asks.
+        app.mcp.check_add(cfg, secret_keys)
+        secrets = {k: read_secret(f"{name} {k}") for k in secret_keys}
         added = app.mcp.add(cfg, secrets)
     except McpConfigError as exc:
         raise HandledError(str(exc)) from None

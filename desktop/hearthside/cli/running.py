@@ -17,6 +17,11 @@ log = logging.getLogger(__name__)
 def connect_mcp(app: Any) -> None:
     """Connect configured MCP servers on the runtime (a failed server is only logged)."""
     try:
+        # The explicit migration step: a secret typed into mcp.json reaches the keyring (where
+        # the connection reads it) before connecting; reading alone never writes.
+        warning = app.mcp.migrate_secrets().warning
+        if warning:
+            _note(warning)
         if not app.mcp.servers():
             return
         for st in app.runtime.run(app.mcp.connect_all(), timeout=120):

@@ -1,0 +1,405 @@
+"""The MCP config store: the servers the user configured, in ``mcp.json``, and their secrets in
+the keyring.
+
+Reading is only reading: :meth:`McpConfigStore.load` never writes a file, renames one or touches
+the keyring, so a window listing servers changes nothing on disk. A ``mcp.json`` that needs
+tidying — a secret typed into it by hand, or a file that no longer parses — is tidied by the
+explicit :meth:`McpConfigStore.migrate_secrets` step, which the app runs when it starts and the
+CLI runs before each ``hearthside mcp`` command; every write runs it first too, under the same
+lock, so a write can never drop a typed-in secret or overwrite a broken file.
+
+Validation of a new server lives here once (:meth:`McpConfigStore.prepare`): the CLI asks it
+before prompting for secrets and :meth:`add` asks it again under the lock before writing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import logging
+import os
+import stat
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from ..adapters.atomicfile import keep_backup, write_atomic
+from ..core.boundedread import read_bounded, read_text_bounded
+from ..core.mcpconfig import (
+    McpConfig,
+    McpConfigError,
+    ParsedServers,
+    ServerConfig,
+    check_header,
+    own_refs_prefix,
+    parse_host_config,
+    parse_stored,
+    split_secrets,
+    validate_server,
+    with_secret,
+)
+from ..core.safeparse import NESTED_TOO_DEEPLY
+from ..core.secrets import SecretStore, SecretStoreError
+from .paths import AppPaths, ensure_dir
+
+log = logging.getLogger(__name__)
+
+#: An MCP host configuration is a few KiB; anything past this is not one.
+MAX_IMPORT_BYTES = 4 * 1024 * 1024
+#: Hearthside's own mcp.json: a few KiB for dozens of servers; far more is not this file.
+MAX_MCP_BYTES = 4 * 1024 * 1024
+
+#: An ``envFile`` is a few lines; anything past this is not one.
+MAX_ENV_FILE_BYTES = 256 * 1024
+
+
+@dataclass(frozen=True)
+class ImportReport:
+    """What ``import FILE`` did: servers added, secrets moved, secrets still to enter."""
+
+    added: tuple[str, ...]
+    secrets_moved: int
+    missing: tuple[tuple[str, str], ...]  # (server, header or env name)
+    notes: tuple[str, ...] = ()
+    secret_error: str = ""
+    #: Every value moved into the keyring, by (server, name) only: ``Authorization``,
+    #: ``SERVICE_TOKEN``, ``?api_key``, ``arg:3``.
+    moved: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class ImportPreview:
+    """What importing a file would do, read without changing anything (the window's preview)."""
+
+    servers: tuple[ServerConfig, ...]
+    moved: tuple[tuple[str, str], ...]  # (server, header or env name) whose value goes to the keyring
+    missing: tuple[tuple[str, str], ...]  # (server, name) still to be entered after the import
+    clashes: tuple[str, ...]  # names that already exist: the import would be refused
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Migration:
+    """What :meth:`McpConfigStore.migrate_secrets` did."""
+
+    moved: int = 0  # secret values moved from mcp.json into the keyring
+    set_aside: str = ""  # the name a broken mcp.json was kept under
+    error: str = ""  # why typed-in secrets are still in the file (keyring unavailable)
+    warning: str = ""  # one sentence for the user when something needs their attention
+
+
+def _regular(path: Path) -> bool:
+    """Whether ``path`` (followed) is a regular file: one whose content can be kept aside."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+class _Unusable(str):
+    """Why ``mcp.json`` is not a regular file (a FIFO, a device): nothing in it to keep aside."""
+
+
+def _read_env_file(imported: Path, name: str) -> tuple[str | None, str]:
+    """Read a server's ``envFile`` for an import, bounded and non-blocking. A relative name is
+    taken from the imported file's folder; ``${workspaceFolder}`` is the folder holding
+    ``.vscode/`` when the imported file lives in one (VS Code's layout), else the file's own."""
+    base = imported.resolve().parent
+    workspace = base.parent if base.name == ".vscode" else base
+    name = name.replace("${workspaceFolder}", str(workspace))
+    target = Path(name).expanduser()
+    if not target.is_absolute():
+        target = base / target
+    got = read_bounded(target, MAX_ENV_FILE_BYTES)
+    if got.data is None:
+        return None, f"{target}: {got.reason}"
+    if got.over_cap:
+        return None, f"{target} is larger than {MAX_ENV_FILE_BYTES // 1024} KiB"
+    try:
+        return got.data.decode("utf-8"), ""
+    except UnicodeDecodeError:
+        return None, f"{target} is not UTF-8 text"
+
+
+class McpConfigStore:
+    """``mcp.json`` read, validated and written under its lock; user servers' keyring secrets."""
+
+    def __init__(self, paths: AppPaths, secrets: Callable[[], SecretStore]) -> None:
+        self.paths = paths
+        self._secrets_factory = secrets
+        #: A warning for the user about the last load or migration ("" when all is well).
+        self.load_error = ""
+
+    @property
+    def store(self) -> SecretStore:
+        return self._secrets_factory()
+
+    @contextlib.contextmanager
+    def editing(self) -> Iterator[None]:
+        """Hold ``mcp.json.lock`` while reading, changing and writing the config, so the tray
+        and a CLI command changing servers at the same time cannot lose each other's change.
+        Re-entrant within this process."""
+        from ..adapters.locks import LockBusy, lock_for
+
+        ensure_dir(self.paths.config_dir)
+        lock = lock_for(str(self.paths.mcp_file) + ".lock")
+        try:
+            lock.acquire(5)
+        except LockBusy as exc:
+            raise McpConfigError(
+                f"another Hearthside process is changing {self.paths.mcp_file} (lock "
+                f"{exc.lock_file}); try again in a moment"
+            ) from None
+        try:
+            yield
+        finally:
+            lock.release()
+
+    # --- reading and the explicit migration ----------------------------------------------
+
+    def _read(self) -> tuple[McpConfig, dict[str, str]] | McpConfigError | _Unusable | None:
+        """The parsed file and its typed-in secrets, the parse error, why the file is unusable,
+        or None when there is none. Bounded and non-blocking: ``mcp.json`` as a FIFO or a link
+        to ``/dev/zero`` must not hang or exhaust ``mcp list``, ``chat`` or --headless."""
+        path = self.paths.mcp_file
+        text, why = read_text_bounded(path, MAX_MCP_BYTES)
+        if text is None and not why:
+            return None
+        if text is None and not _regular(path):
+            return _Unusable(f"{why}; no MCP servers of yours are used until it is a regular file")
+        try:
+            if text is None:
+                raise McpConfigError(why)
+            return parse_stored(text)
+        except McpConfigError as exc:
+            return exc
+        except RecursionError:
+            return McpConfigError(f"{path} is not valid JSON: {NESTED_TOO_DEEPLY}")
+
+    def load(self) -> McpConfig:
+        """Read ``mcp.json`` and nothing else: no file is written or renamed, nothing goes to
+        the keyring. A file that cannot be parsed reads as empty and a typed-in secret reads as
+        a reference not yet filled; ``load_error`` says so until :meth:`migrate_secrets` runs."""
+        got = self._read()
+        if got is None:
+            self.load_error = ""
+            return McpConfig()
+        if isinstance(got, _Unusable):
+            self.load_error = str(got)
+            return McpConfig()
+        if isinstance(got, McpConfigError):
+            self.load_error = (f"{got}; an empty list is used (the file is set aside, not lost, "
+                               "before servers are next changed)")
+            return McpConfig()
+        cfg, plain = got
+        self.load_error = (
+            f"mcp.json holds {len(plain)} secret value(s) typed into it; they move into the OS "
+            "keyring when Hearthside starts or the next 'hearthside mcp' command runs"
+        ) if plain else ""
+        return cfg
+
+    def migrate_secrets(self) -> Migration:
+        """The explicit tidy-up step: move secret values typed into ``mcp.json`` into the
+        keyring (the file keeps only references), and set a file that no longer parses aside
+        (kept, never lost) so the next write starts from an empty list. With nothing to do it
+        takes no lock and creates nothing."""
+        first = self._read()
+        if first is None or (not isinstance(first, McpConfigError) and not first[1]):
+            self.load_error = ""
+            return Migration()
+        with self.editing():
+            got = self._read()
+            if got is None or isinstance(got, _Unusable):  # changed meanwhile: nothing to tidy
+                return Migration()
+            if isinstance(got, McpConfigError):
+                backup = keep_backup(self.paths.mcp_file)
+                self.load_error = f"{got}; the file was kept as {backup.name} and an empty list is used"
+                log.warning("mcp.json: %s", self.load_error)
+                return Migration(set_aside=backup.name, warning=self.load_error)
+            cfg, plain = got
+            if not plain:
+                self.load_error = ""
+                return Migration()
+            try:
+                for ref, value in plain.items():
+                    self.store.set(ref, value)
+            except SecretStoreError as exc:
+                self.load_error = f"mcp.json holds secrets that could not be moved to the keyring: {exc}"
+                log.warning("%s", self.load_error)
+                return Migration(error=str(exc), warning=self.load_error)
+            self.save(cfg)
+            self.load_error = ""
+            log.warning("moved %d secret(s) found in mcp.json into the keyring", len(plain))
+            return Migration(moved=len(plain))
+
+    def _load_for_write(self) -> McpConfig:
+        """Migrate, then load — the start of every write, under :meth:`editing`. A typed-in
+        secret that could not reach the keyring stops the write (it would be lost otherwise)."""
+        done = self.migrate_secrets()
+        if done.error:
+            raise McpConfigError(
+                f"mcp.json holds secrets that could not be moved to the keyring ({done.error}); "
+                "nothing was changed")
+        return self.load()
+
+    def save(self, cfg: McpConfig) -> None:
+        write_atomic(self.paths.mcp_file, cfg.dumps())
+
+    # --- changes -------------------------------------------------------------------------
+
+    def prepare(self, cfg: ServerConfig, secrets: Mapping[str, str] | Iterable[str] = (),
+                current: McpConfig | None = None) -> tuple[ServerConfig, dict[str, str]]:
+        """Validate a new server: its shape, the secrets it will ask for (names, and values when
+        given as a mapping), and that its name is free. Returns the config as stored (secret
+        values replaced by references) and ``{ref: value}`` for the keyring — the values given
+        plus the secret-shaped ones moved out of the URL or the arguments."""
+        cfg, refs = split_secrets(cfg)
+        values = dict(secrets) if isinstance(secrets, Mapping) else dict.fromkeys(secrets, "")
+        for key, value in values.items():
+            cfg, ref = with_secret(cfg, key)
+            if cfg.transport == "http" and not key.startswith("?"):
+                check_header(key, value)
+            if isinstance(secrets, Mapping):
+                refs[ref] = value
+        validate_server(cfg)
+        if (current if current is not None else self.load()).get(cfg.name) is not None:
+            raise McpConfigError(
+                f"a server named {cfg.name!r} already exists: remove it first or pick another name")
+        return cfg, refs
+
+    def add(self, cfg: ServerConfig, secrets: Mapping[str, str] | None = None) -> ServerConfig:
+        """Add a user's server (see :meth:`prepare`). The config is written first, so a keyring
+        failure leaves the server configured (and disconnected, with the reason) and the secret
+        stored nowhere."""
+        with self.editing():
+            current = self._load_for_write()
+            cfg, refs = self.prepare(cfg, secrets or {}, current)
+            self.save(current.with_server(cfg))
+            for ref, value in refs.items():
+                self.store.set(ref, value)
+            return cfg
+
+    @staticmethod
+    def _read_import(p: Path) -> str:
+        """An MCP host file's text, bounded and non-blocking (a FIFO or /dev/zero cannot hang)."""
+        got = read_bounded(p, MAX_IMPORT_BYTES)
+        if got.data is None:
+            raise McpConfigError(f"cannot read {p}: {got.reason}")
+        if got.over_cap:
+            raise McpConfigError(
+                f"{p} is larger than {MAX_IMPORT_BYTES // (1024 * 1024)} MiB; that is not an MCP "
+                "configuration file, so nothing was imported")
+        try:
+            return got.data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise McpConfigError(f"{p} is not UTF-8 text (bad byte at offset {exc.start})") from None
+
+    @staticmethod
+    def _parse_import(p: Path) -> ParsedServers:
+        """Read and parse an MCP host file (the one rule for the preview and the import)."""
+        text = McpConfigStore._read_import(p)
+        try:
+            return parse_host_config(text, what=str(p), read_env_file=functools.partial(_read_env_file, p))
+        except RecursionError:
+            raise McpConfigError(f"{p} is not valid JSON: {NESTED_TOO_DEEPLY}; nothing was imported") from None
+
+    def preview_import(self, path: str | Path) -> ImportPreview:
+        """What :meth:`import_file` would add and which values it would move into the keyring.
+        Reads the file and the config only; nothing is written and no secret is returned."""
+        p = Path(path)
+        parsed = self._parse_import(p)
+        current = self.load()
+        moved, missing = [], []
+        for cfg in parsed.servers:
+            for key, ref in cfg.secret_refs().items():
+                if ref in parsed.secrets:
+                    moved.append((cfg.name, key))
+                elif ref in parsed.missing:
+                    missing.append((cfg.name, key))
+        clashes = tuple(c.name for c in parsed.servers if current.get(c.name) is not None)
+        return ImportPreview(tuple(parsed.servers), tuple(moved), tuple(missing), clashes,
+                             tuple(parsed.notes))
+
+    def import_file(self, path: str | Path) -> ImportReport:
+        """Import a Claude Desktop / Cursor / VS Code file. All or nothing for the config: a bad
+        file or a name clash imports nothing. The file itself is left as it is."""
+        p = Path(path)
+        parsed = self._parse_import(p)
+        with self.editing():
+            new = self._load_for_write()
+            for cfg in parsed.servers:
+                if new.get(cfg.name) is not None:  # nothing written yet; "pick another name" cannot apply
+                    raise McpConfigError(
+                        f"a server named {cfg.name!r} already exists, so nothing was imported; remove it "
+                        f"first ('hearthside mcp remove {cfg.name}') and import again")
+                new = new.with_server(cfg)
+            self.save(new)
+            secret_error = ""
+            moved = 0
+            try:
+                for ref, value in parsed.secrets.items():
+                    self.store.set(ref, value)
+                    moved += 1
+            except SecretStoreError as exc:
+                secret_error = str(exc)
+        missing = []
+        moved_names = []
+        for cfg in parsed.servers:
+            for key, ref in cfg.secret_refs().items():
+                if ref in parsed.missing or (secret_error and ref in parsed.secrets):
+                    missing.append((cfg.name, key))
+                elif ref in parsed.secrets:
+                    moved_names.append((cfg.name, key))
+        notes = list(parsed.notes)
+        if moved:
+            notes.append(
+                f"{moved} secret value(s) were moved into the OS keyring, but the "
+                f"plaintext copy still exists in {p}: delete it there if you no longer need it"
+            )
+        return ImportReport(tuple(c.name for c in parsed.servers), moved, tuple(missing),
+                            tuple(notes), secret_error, tuple(moved_names))
+
+    def remove(self, name: str) -> bool:
+        """Remove a user's server and delete its own secrets from the keyring; False when no
+        user server has that name (nothing changed)."""
+        with self.editing():
+            current = self._load_for_write()
+            cfg = current.get(name)
+            if cfg is None:
+                return False
+            self.save(current.without(name))
+            # Loading refuses a reference to anything but the server's own secrets; checked again
+            # here because deleting is the one step that cannot be undone.
+            for ref in cfg.secret_refs().values():
+                if ref.startswith(own_refs_prefix(name)):
+                    self.store.delete(ref)
+                else:
+                    log.warning("server %s named the secret %s, which is not its own; it was left alone",
+                                name, ref)
+            return True
+
+    def set_secret(self, name: str, key: str, value: str) -> ServerConfig | None:
+        """Store (or rotate) the secret for header/env ``key`` of the user's server ``name``;
+        None when no user server has that name (nothing changed)."""
+        if not value:
+            raise McpConfigError("the secret is empty; nothing was stored")
+        with self.editing():
+            current = self._load_for_write()
+            cfg = current.get(name)
+            if cfg is None:
+                return None
+            if cfg.transport == "http" and not key.startswith("?"):
+                check_header(key, value)
+            new, ref = with_secret(cfg, key)
+            if new != cfg:
+                self.save(current.with_server(new, replace_existing=True))
+            self.store.set(ref, value)
+            return new
+
+    def set_enabled(self, name: str, enabled: bool) -> None:
+        with self.editing():
+            current = self._load_for_write()
+            cfg = current.get(name)
+            if cfg is None:
+                raise McpConfigError(f"there is no MCP server named {name!r}")
+            self.save(current.with_server(replace(cfg, enabled=enabled), replace_existing=True))

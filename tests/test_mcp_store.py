@@ -1,0 +1,112 @@
+"""The MCP config store: reading ``mcp.json`` never writes (no file, no rename, no keyring);
+secrets typed into it move into the keyring only by the explicit migration step — which every
+write runs first, so a write never drops them. Real files, real GNOME Keyring."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hearthside.app.mcp import McpService
+from hearthside.core.mcpconfig import ServerConfig, header_ref
+
+pytestmark = pytest.mark.keyring
+
+TYPED = "Bearer typed-into-mcp-json-5Kq8"
+
+
+def _snapshot(folder: Path) -> dict[str, tuple[int, int, bytes]]:
+    """Every file in the config folder: inode, mtime and bytes (a rename or a rewrite shows)."""
+    out = {}
+    for p in sorted(folder.iterdir()):
+        if p.is_file():
+            st = p.stat()
+            out[p.name] = (st.st_ino, st.st_mtime_ns, p.read_bytes())
+    return out
+
+
+@pytest.fixture
+def service(app_context, secret_service) -> Iterator[McpService]:  # type: ignore[no-untyped-def]
+    svc = McpService(app_context.paths, lambda: app_context.secrets)
+    yield svc
+    # The keyring is shared by the whole run: leave no secret for another test to find.
+    svc.store.delete(header_ref("legacy", "Authorization"))
+
+
+def _legacy(service: McpService) -> Path:
+    path = service.paths.mcp_file
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"servers": {"legacy": {
+        "url": "https://mcp.example.com/mcp", "headers": {"Authorization": TYPED}}}}))
+    return path
+
+
+def test_reading_a_legacy_file_writes_nothing_until_the_explicit_migration(service: McpService) -> None:
+    path = _legacy(service)
+    ref = header_ref("legacy", "Authorization")
+    before = _snapshot(path.parent)
+
+    # Every read the CLI, the tray or the MCP window does.
+    assert [s.name for s in service.load().servers] == ["legacy"]
+    assert [s.name for s in service.servers()] == ["legacy"]
+    [entry] = service.entries()
+    assert [s.is_set for s in entry.secrets] == [False]
+    assert [s.state for s in service.status()] == ["failed"]
+    assert "typed into it" in service.load_error and TYPED not in service.load_error
+
+    assert _snapshot(path.parent) == before  # not rewritten, not renamed, no lock file even
+    assert service.store.get(ref) is None  # and nothing reached the keyring
+    assert TYPED in path.read_text()
+
+    done = service.migrate_secrets()
+    assert done.moved == 1 and not done.error and service.load_error == ""
+    assert service.store.get(ref) == TYPED
+    assert TYPED not in path.read_text()
+    assert json.loads(path.read_text())["servers"]["legacy"]["headers"]["Authorization"] == {"secret": ref}
+    assert service.migrate_secrets().moved == 0  # a second run has nothing left to do
+
+
+def test_a_write_migrates_first_so_a_typed_secret_is_never_dropped(service: McpService) -> None:
+    path = _legacy(service)
+    service.add(ServerConfig("other", "http", url="https://other.example.com/mcp"))
+    assert service.store.get(header_ref("legacy", "Authorization")) == TYPED
+    text = path.read_text()
+    assert TYPED not in text and {"legacy", "other"} <= set(json.loads(text)["servers"])
+
+
+def test_a_broken_file_is_read_as_empty_and_set_aside_only_by_the_migration(service: McpService) -> None:
+    path = service.paths.mcp_file
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text('{"servers": {"x": ')
+    before = _snapshot(path.parent)
+    assert service.load().servers == () and "set aside, not lost" in service.load_error
+    assert _snapshot(path.parent) == before
+    done = service.migrate_secrets()
+    assert done.set_aside.startswith("mcp.json.broken-") and done.set_aside in done.warning
+    assert not path.exists() and (path.parent / done.set_aside).read_text() == '{"servers": {"x": '
+
+
+def test_check_add_refuses_before_any_secret_is_asked_and_writes_nothing(service: McpService) -> None:
+    from hearthside.core.mcpconfig import McpConfigError
+
+    with pytest.raises(McpConfigError, match="plain http"):
+        service.check_add(ServerConfig("web", "http", url="http://mcp.example.com/mcp"), ["Authorization"])
+    with pytest.raises(McpConfigError, match="line break"):
+        service.add(ServerConfig("web", "http", url="https://mcp.example.com/mcp"), {"Authorization": "a\r\nb"})
+    assert not service.paths.mcp_file.exists()
+    assert os.listdir(service.paths.mcp_file.parent) in ([], ["mcp.json.lock"])
+
+
+def test_a_migration_with_nothing_to_do_takes_no_lock_and_creates_nothing(service: McpService) -> None:
+    folder = service.paths.mcp_file.parent
+    existed = folder.exists()
+    before = _snapshot(folder) if existed else None
+    assert service.migrate_secrets().moved == 0
+    assert (_snapshot(folder) if folder.exists() else None) == before
+    service.add(ServerConfig("clean", "http", url="https://clean.example.com/mcp"))
+    before = _snapshot(folder)
+    service.migrate_secrets()
+    assert _snapshot(folder) == before
