@@ -13,10 +13,9 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-#: The layers (and the first-party packs) checked with ``mypy --strict``. ``ui/`` is not listed yet: it is being rewritten
-#: (issue 11) and joins this list when that lands.
+#: The layers (and the first-party packs) checked with ``mypy --strict``: every layer of the app.
 STRICT = ["desktop/hearthside/core", "desktop/hearthside/adapters", "desktop/hearthside/pluginhost",
-          "desktop/hearthside/app", "desktop/hearthside/cli", "desktop/hearthside/plugin.py",
+          "desktop/hearthside/app", "desktop/hearthside/ui", "desktop/hearthside/cli", "desktop/hearthside/plugin.py",
           "plugins/hearthside-files/hearthside_files", "plugins/hearthside-searxng/hearthside_searxng",
           "plugins/hearthside-starter-skills/hearthside_starter_skills"]
 

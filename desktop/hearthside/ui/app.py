@@ -18,7 +18,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from PySide6.QtCore import QObject, QTimer, QUrl, Signal
 from PySide6.QtGui import QDesktopServices
@@ -32,6 +32,11 @@ from ..app.lifecycle import Lifecycle, PersonaRow, recover_settings
 from .bridge import Bridge
 from .dialogs import show_message
 from .icon import ERROR, NORMAL, PAUSED, REVIEW, hearth_icon
+
+if TYPE_CHECKING:
+    from .windows.chat import ChatWindow
+    from .windows.review import ReviewWindow
+    from .windows.welcome import WelcomeWindow
 
 log = logging.getLogger("hearthside.ui")
 
@@ -56,6 +61,12 @@ def open_with_desktop(path: Path) -> bool:
     return bool(QDesktopServices.openUrl(QUrl.fromLocalFile(str(path))))
 
 
+@overload
+def window_class(key: Literal["review"]) -> type[ReviewWindow] | None: ...
+@overload
+def window_class(key: Literal["chat"]) -> type[ChatWindow] | None: ...
+@overload
+def window_class(key: Literal["welcome"]) -> type[WelcomeWindow] | None: ...
 def window_class(key: str) -> type[QWidget] | None:
     """The class of a lazily built window, or None while its module does not exist."""
     module, name, _ = LAZY_WINDOWS[key]
@@ -66,7 +77,8 @@ def window_class(key: str) -> type[QWidget] | None:
         if exc.name == full:
             return None
         raise
-    return getattr(mod, name, None)  # type: ignore[no-any-return]
+    cls: type[QWidget] | None = getattr(mod, name, None)
+    return cls
 
 
 class Shell(QObject):
@@ -276,11 +288,11 @@ class Shell(QObject):
         if cls is None:
             return self._not_yet("review")
         w = self.windows.get("review")
-        if w is None or getattr(w, "persona", persona) != persona:
-            w = cls(self.app, self.bridge, persona=persona)  # type: ignore[call-arg]
+        if not isinstance(w, cls) or getattr(w, "persona", persona) != persona:
+            w = cls(self.app, self.bridge, persona=persona)
             self.windows["review"] = w
         if path:
-            w.focus_file(path)  # type: ignore[attr-defined]
+            w.focus_file(path)
         return self._raise(w)
 
     def show_chat(self, persona: str, alert: str | None = None) -> QWidget:
@@ -290,7 +302,7 @@ class Shell(QObject):
         key = ("chat", persona)
         w = self.windows.get(key)
         if w is None or alert:
-            w = cls(self.app, self.bridge, persona, alert=alert)  # type: ignore[call-arg]
+            w = cls(self.app, self.bridge, persona, alert=alert)
             self.windows[key] = w
         return self._raise(w)
 
@@ -300,7 +312,7 @@ class Shell(QObject):
             return self.new_persona_simple()
         w = self.windows.get("welcome")
         if w is None:
-            w = cls(self.app, self.bridge)  # type: ignore[call-arg]
+            w = cls(self.app, self.bridge)
             finished = getattr(w, "finished", None)
             if finished is not None:
                 finished.connect(lambda *_: self.refresh())
@@ -345,7 +357,8 @@ class Shell(QObject):
         self.unread = 0
         self.state_changed.emit()
         w = self._own("notifications", lambda: NotificationsWindow(self))
-        w.reload()  # type: ignore[attr-defined]
+        if isinstance(w, NotificationsWindow):
+            w.reload()
         return w
 
     def show_about(self) -> QWidget:
@@ -353,7 +366,8 @@ class Shell(QObject):
 
         self.clear_errors()
         w = self._own("about", lambda: AboutWindow(self))
-        w.run_checks()  # type: ignore[attr-defined]
+        if isinstance(w, AboutWindow):
+            w.run_checks()
         return w
 
     def _managed(self, key: str, factory: Callable[[], QWidget]) -> QWidget:
@@ -364,7 +378,7 @@ class Shell(QObject):
         if fresh and hasattr(w, "restart"):
             from .windows.managekit import restart_app
 
-            w.restart = lambda safe=False: restart_app(safe, self.quit)  # type: ignore[attr-defined]
+            w.restart = lambda safe=False: restart_app(safe, self.quit)
         elif not fresh and hasattr(w, "reload"):
             w.reload()
         return w

@@ -15,14 +15,28 @@ import concurrent.futures
 import logging
 import threading
 from collections.abc import Callable, Coroutine
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from PySide6.QtCore import QObject, Signal, Slot
+
+if TYPE_CHECKING:
+    from ..app.alerts import Notice
+    from ..app.runtime import Runtime
 
 log = logging.getLogger("hearthside.ui")
 
 Done = Callable[[Any], None]
 Failed = Callable[[BaseException], None]
+
+
+class ServiceHooks(TypedDict):
+    """The keyword arguments :class:`~hearthside.app.lifecycle.Lifecycle` takes from a bridge."""
+
+    on_drift: Callable[[Any], None]
+    on_outcome: Callable[[Any], None]
+    on_mcp_status: Callable[[Any], None]
+    on_error: Callable[[str], None]
+    show: Callable[[Notice], bool]
 
 
 class Bridge(QObject):
@@ -48,7 +62,7 @@ class Bridge(QObject):
     # internal: a finished background call, delivered on the Qt thread
     _finished = Signal(object, object, object)  # callback, value, is_error
 
-    def __init__(self, runtime_provider: Callable[[], Any] | None = None,
+    def __init__(self, runtime_provider: Callable[[], Runtime] | None = None,
                  parent: QObject | None = None, max_workers: int = 4) -> None:
         super().__init__(parent)
         self._runtime_provider = runtime_provider
@@ -58,7 +72,7 @@ class Bridge(QObject):
         self._closed = threading.Event()
 
     # --- service subscriptions -------------------------------------------------------------
-    def service_hooks(self) -> dict[str, Callable[[Any], None]]:
+    def service_hooks(self) -> ServiceHooks:
         """Callbacks for :class:`~hearthside.app.lifecycle.Lifecycle` (any thread -> signal).
 
         The lifecycle subscribes them to the drift service, the heartbeat listeners, the MCP
@@ -70,8 +84,13 @@ class Bridge(QObject):
             "on_outcome": self.heartbeat_outcome.emit,
             "on_mcp_status": self.mcp_status.emit,
             "on_error": self.service_error.emit,
-            "show": lambda notice: (self.notification.emit(notice), True)[1],
+            "show": self._show_notice,
         }
+
+    def _show_notice(self, notice: Notice) -> bool:
+        """Hand a notice to the UI (the notifier shows it on the Qt thread); True: it is taken."""
+        self.notification.emit(notice)
+        return True
 
     # --- background work -------------------------------------------------------------------
     def call(self, fn: Callable[[], Any], done: Done | None = None,

@@ -8,10 +8,11 @@ always current; nothing here decides anything or reads a file.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, Qt, QTimer
-from PySide6.QtGui import QAction
+from PySide6.QtGui import QAction, QCloseEvent
 from PySide6.QtWidgets import (
     QApplication,
     QCheckBox,
@@ -122,17 +123,18 @@ class TrayController:
         sub = QMenu(title, self.menu)
         sub.addAction(self._info(status_line(r).capitalize()))
         sub.addSeparator()
+        name, paused, path = r.name, r.paused, r.path  # as shown now, not as when clicked
         acts = [
-            sub.addAction("Chat…", lambda n=r.name: shell.show_chat(n)),
-            sub.addAction("Check in now", lambda n=r.name: shell.check_in_now(n)),
-            sub.addAction("Resume check-ins" if r.paused else "Pause check-ins",
-                          lambda n=r.name, p=r.paused: shell.set_paused(n, not p)),
-            sub.addAction(f"Review changes ({r.waiting})…", lambda n=r.name: shell.show_review(n)),
+            sub.addAction("Chat…", lambda: shell.show_chat(name)),
+            sub.addAction("Check in now", lambda: shell.check_in_now(name)),
+            sub.addAction("Resume check-ins" if paused else "Pause check-ins",
+                          lambda: shell.set_paused(name, not paused)),
+            sub.addAction(f"Review changes ({r.waiting})…", lambda: shell.show_review(name)),
         ]
-        sub.addAction("Memory…", lambda n=r.name: shell.show_memory(n))
+        sub.addAction("Memory…", lambda: shell.show_memory(name))
         for a in acts[:3]:
             a.setEnabled(r.exists)
-        sub.addAction("Open folder", lambda p=r.path: shell.open_folder(p))
+        sub.addAction("Open folder", lambda: shell.open_folder(path))
         return sub
 
     def update(self) -> None:
@@ -235,23 +237,23 @@ class MainWindow(QWidget):
         self.refresh()
         self.resize(560, 420)
 
-    def _button(self, text: str, slot: object) -> QPushButton:
+    def _button(self, text: str, slot: Callable[[], object]) -> QPushButton:
         b = QPushButton(text)
         b.setAccessibleName(text.rstrip("…"))
-        b.clicked.connect(lambda _=False: slot())  # type: ignore[operator]
+        b.clicked.connect(lambda _=False: slot())
         return b
 
     def selected(self) -> PersonaRow | None:
         item = self.list.currentItem()
         return self.shell.row(item.data(Qt.ItemDataRole.UserRole)) if item is not None else None
 
-    def _with_row(self, fn: object) -> None:
+    def _with_row(self, fn: Callable[[PersonaRow], object]) -> None:
         r = self.selected()
         if r is not None:
-            fn(r)  # type: ignore[operator]
+            fn(r)
 
-    def _with(self, fn: object) -> None:
-        self._with_row(lambda r: fn(r.name))  # type: ignore[operator]
+    def _with(self, fn: Callable[[str], object]) -> None:
+        self._with_row(lambda r: fn(r.name))
 
     def _chat(self) -> None:
         self._with(self.shell.show_chat)
@@ -265,11 +267,11 @@ class MainWindow(QWidget):
             self.shell.refresh()
         super().changeEvent(event)
 
-    def closeEvent(self, event: QEvent) -> None:  # type: ignore[override]
+    def closeEvent(self, event: QCloseEvent) -> None:
         """Without a tray this window is the app: closing it quits (with a tray it only hides)."""
         if (self.shell.tray is None or self.shell.tray.tray is None) and not self.shell.quitting:
             self.shell.quit()
-        super().closeEvent(event)  # type: ignore[arg-type]
+        super().closeEvent(event)
 
     def refresh(self) -> None:
         from .app import status_line

@@ -75,7 +75,8 @@ def named(widget: W, name: str, tip: str = "") -> W:
     return widget
 
 
-def button(text: str, on_click: Callable[[], None], tip: str = "", name: str = "") -> QPushButton:
+def button(text: str, on_click: Callable[[], object], tip: str = "", name: str = "") -> QPushButton:
+    """A push button that calls ``on_click`` (whatever it returns is ignored)."""
     b = named(QPushButton(text), name or text.replace("…", "").replace("&", ""), tip)
     b.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Fixed)  # never stretched wide
     b.clicked.connect(lambda _=False: on_click())

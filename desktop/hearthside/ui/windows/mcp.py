@@ -42,7 +42,7 @@ from ...core.mcpconfig import (
     validate_server,
     with_secret,
 )
-from ...core.redact import is_secret_name, redact
+from ...core.redact import MASK, is_secret_name, redact
 from ..bridge import Bridge
 from .managekit import (
     SELECTABLE,
@@ -75,6 +75,17 @@ def fix_hint(reason: str) -> str:
 
 def _source(cfg: ServerConfig) -> str:
     return "you" if cfg.source == "user" else f"pack {cfg.source.removeprefix('pack:')}"
+
+
+def _command_line(cfg: ServerConfig) -> str:
+    """A stdio server's command line as shown: a secret argument (kept in the keyring) is
+    masked, as ``hearthside mcp list`` masks it."""
+    return " ".join([cfg.command, *(a if isinstance(a, str) else MASK for a in cfg.args)])
+
+
+def _skipped(tools: tuple[tuple[str, str], ...]) -> str:
+    """The tools a server offered but Hearthside left out, each with its reason."""
+    return ", ".join(f"{tool} ({why})" for tool, why in tools)
 
 
 class McpWindow(ManageWindow):
@@ -166,7 +177,9 @@ class McpWindow(ManageWindow):
         else:
             names = [e.config.name for e in entries]
             idx = names.index(selected) if selected in names else 0
-            self.tree.setCurrentItem(self.tree.topLevelItem(idx))
+            current = self.tree.topLevelItem(idx)
+            if current is not None:
+                self.tree.setCurrentItem(current)
         if load_error:
             self.message.say(load_error, "error")
         self._show_selected()
@@ -192,7 +205,7 @@ class McpWindow(ManageWindow):
         self.statuses[st.name] = st
         for i in range(self.tree.topLevelItemCount()):
             it = self.tree.topLevelItem(i)
-            if it.text(0) == st.name:
+            if it is not None and it.text(0) == st.name:
                 self._paint_status(it)
         if st.name == self._selected_name():
             self._show_selected()
@@ -225,7 +238,7 @@ class McpWindow(ManageWindow):
         if e is None:
             return
         c = e.config
-        where = c.url if c.transport == "http" else " ".join([c.command, *c.args])
+        where = c.url if c.transport == "http" else _command_line(c)
         lines = [f"<b>{_esc(c.name)}</b> — {_esc(where)}"]
         if e.description:
             lines.append(_esc(e.description))
@@ -240,7 +253,7 @@ class McpWindow(ManageWindow):
         else:
             lines.append("Not connected yet. Choose Test to connect now.")
         if st is not None and st.skipped_tools:
-            lines.append("Tools left out: " + _esc(", ".join(st.skipped_tools)))
+            lines.append("Tools left out: " + _esc(_skipped(st.skipped_tools)))
         if c.name in self.tools:
             lines.append(self.tools[c.name])
         for s in e.secrets:
@@ -271,7 +284,7 @@ class McpWindow(ManageWindow):
                 if renamed:
                     text += " Renamed (names too long or clashing): " + _esc(", ".join(renamed)) + "."
                 if st.skipped_tools:
-                    text += " Left out: " + _esc(", ".join(st.skipped_tools)) + "."
+                    text += " Left out: " + _esc(_skipped(st.skipped_tools)) + "."
                 self.tools[name] = text
                 self.message.say(f"{name} is connected, {len(tools)} tool(s).", "ok")
             else:
@@ -329,7 +342,11 @@ class McpWindow(ManageWindow):
     def _reconnect(self) -> None:
         """Bring the app's live connections in line with the config (on the runtime loop)."""
         svc = self.app.mcp
-        self.call_async(svc.connect_all, lambda sts: [self._status_changed(s) for s in sts],
+        def show_all(sts: list[ServerStatus]) -> None:
+            for s in sts:
+                self._status_changed(s)
+
+        self.call_async(svc.connect_all, show_all,
                                lambda exc: self.message.say(redact(str(exc)), "error"))
 
     # --- add -------------------------------------------------------------------------
@@ -583,7 +600,7 @@ class ImportDialog(QDialog):
         if not preview.servers:
             lines.append("This file lists no MCP servers; there is nothing to import.")
         for cfg in preview.servers:
-            where = cfg.url if cfg.transport == "http" else " ".join([cfg.command, *cfg.args])
+            where = cfg.url if cfg.transport == "http" else _command_line(cfg)
             lines.append(f"• <b>{_esc(cfg.name)}</b> — {_esc(where)}")
         if preview.moved:
             lines.append("These values will move into the keyring (the file itself is not changed): "

@@ -10,6 +10,7 @@ never stalls the window.
 from __future__ import annotations
 
 import threading
+from functools import partial
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -158,7 +159,7 @@ class PluginsWindow(ManageWindow):
         self.cancel_btn.hide()
         self.details_btn = named(QPushButton("Details"), "Details", "Show or hide pip's log.")
         self.details_btn.setCheckable(True)
-        self.details_btn.toggled.connect(lambda on: self.log.setVisible(on))
+        self.details_btn.toggled.connect(self._show_log)
         self.details_btn.hide()  # shown once pip has written something
         ib.addLayout(row(self.progress, self.cancel_btn, self.details_btn))
         ib.addWidget(self.phase)
@@ -219,7 +220,9 @@ class PluginsWindow(ManageWindow):
                                 "by its name, a wheel file or a pack folder.")
         else:
             pick = next((i for i, r in enumerate(reports) if r.name == selected), 0)
-            self.tree.setCurrentItem(self.tree.topLevelItem(pick))
+            current = self.tree.topLevelItem(pick)
+            if current is not None:
+                self.tree.setCurrentItem(current)
         self._show_selected()
         self.loaded.emit()
 
@@ -235,7 +238,8 @@ class PluginsWindow(ManageWindow):
         r = self.selected()
         self._update_buttons()
         for i in reversed(range(self.held_layout.count())):
-            w = self.held_layout.itemAt(i).widget()
+            item = self.held_layout.itemAt(i)
+            w = item.widget() if item is not None else None
             if w is not None:
                 w.deleteLater()
         self.held_box.hide()
@@ -264,7 +268,7 @@ class PluginsWindow(ManageWindow):
                               f"{_esc(h.finding)}. Read the skill; allow it only if you trust it.")
                 text.setWordWrap(True)
                 text.setTextInteractionFlags(SELECTABLE)
-                allow = button("Allow", lambda h=h: self._allow(h), f"Let skill {h.name} into sessions.",
+                allow = button("Allow", partial(self._allow, h), f"Let skill {h.name} into sessions.",
                                name=f"Allow {h.pack}/{h.name}")
                 wrap = QWidget()
                 wrap.setLayout(row(text, allow))
@@ -413,6 +417,9 @@ class PluginsWindow(ManageWindow):
             self.finished_action.emit("toggle")
 
         self.call_bg(work, done, self._action_failed)
+
+    def _show_log(self, on: bool) -> None:
+        self.log.setVisible(on)
 
     def _allow(self, h: HeldSkill) -> None:
         def done(allowed: list[HeldSkill]) -> None:

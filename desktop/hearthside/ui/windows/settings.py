@@ -330,8 +330,8 @@ class SettingsWindow(ManageWindow):
         if soul and not os.path.isabs(os.path.expanduser(soul)):
             marks[self.soul] = "give the full path of the soul file, starting with / or ~."
             reasons.append("Give the full path of the soul file, starting with / or ~.")
-        for w, why in marks.items():
-            _mark(w, why)
+        for widget, why in marks.items():
+            _mark(widget, why)
         return reasons
 
     def save(self) -> None:
