@@ -87,8 +87,8 @@ def test_valid_skill_names_are_accepted(name: str) -> None:
     ("name: s\n", "no 'description'"),
     ("name: s\ndescription: '   '", "no 'description'"),
     ("name: s\ndescription: d\ncompatibility: " + "c" * 501, "'compatibility' is 501"),
-    ("name: s\ndescription: d\nmetadata: [1, 2]", "'metadata' must be a mapping"),
-    ("name: s\ndescription: d\nmetadata:\n  k: [1]", "'metadata' must be a mapping"),
+    ("name: s\ndescription: d\nmetadata: [1, 2]", "'metadata' is a list, but it must be a mapping"),
+    ("name: s\ndescription: d\nmetadata: just text", "'metadata' is a single value, but it must be a mapping"),
     ("name: s\ndescription: d\nallowed-tools: {a: b}", "'allowed-tools'"),
     ("- just\n- a list", "must be a YAML mapping"),
     ("name: [unclosed", "not valid YAML"),
@@ -193,3 +193,10 @@ def test_scan_flags_injection_in_a_skill_body() -> None:
 def test_a_leading_bom_and_crlf_line_endings_are_accepted() -> None:
     doc, reason = parse_skill("\ufeff---\r\nname: s\r\ndescription: d\r\n---\r\nbody", "s", "user")
     assert reason == "" and doc is not None and doc.meta.description == "d"
+
+
+def test_a_nested_metadata_value_is_dropped_with_a_warning_and_the_skill_loads() -> None:
+    doc, reason = parse_skill("---\nname: s\ndescription: d\nmetadata:\n  k: [1]\n  a: b\n---\n", "s", "user")
+    assert reason == "" and doc is not None
+    assert dict(doc.meta.metadata) == {"a": "b"}
+    assert doc.warnings == ("'metadata' entry 'k' is a list, not text, and was ignored; the skill still loads",)

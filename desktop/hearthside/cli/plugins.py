@@ -209,5 +209,7 @@ def skills_cmd(ctx: click.Context, persona: str | None, as_json: bool) -> None:
         return
     for m in metas:
         echo(f"{m.name}  [{m.origin}{'/' + m.pack if m.pack else ''}]  {m.description}")
-    for d in diags:
-        echo(f"skipped {d.skill} [{d.origin}]: {d.reason}", err=True)
+    loaded = {(m.name, m.origin, m.pack) for m in metas}
+    for d in diags:  # a diagnostic about a skill that loaded anyway is a warning, not a skip
+        verb = "warning for" if (d.skill, d.origin, d.pack) in loaded else "skipped"
+        echo(f"{verb} {d.skill} [{d.origin}]: {d.reason}", err=True)

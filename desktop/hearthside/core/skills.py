@@ -36,6 +36,9 @@ MAX_COMPATIBILITY = 500
 MAX_ALLOWED_TOOLS = 64
 
 _NAME_RX = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+#: One ``allowed-tools`` entry: a name, with an optional ``(pattern)`` that may hold spaces
+#: (``Bash(git diff:*)``); entries are separated by spaces or commas (``Read, Grep``).
+_TOOL_RX = re.compile(r"[^\s,()]+(?:\([^)]*\))?")
 _FRONT_RX = re.compile(r"\A---[ \t]*\r?\n(.*?)(?:\r?\n)?^---[ \t]*(?:\r?\n|\Z)", re.DOTALL | re.MULTILINE)
 
 #: Origins are admission tiers, never locations.
@@ -153,6 +156,24 @@ def validate_asset_name(name: object) -> str:
     return ""
 
 
+def _yaml_kind(value: object) -> str:
+    """A word for a YAML value's shape, for error sentences."""
+    if isinstance(value, dict):
+        return "mapping"
+    if isinstance(value, list):
+        return "list"
+    return "single value"
+
+
+def _yaml_reason(exc: yaml.YAMLError) -> str:
+    """A sentence for a YAML error: what, on which line of SKILL.md, and the usual fix."""
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    mark = getattr(exc, "problem_mark", None)
+    where = f" on line {mark.line + 2} of SKILL.md" if mark is not None else ""  # +1 base, +1 for '---'
+    return (f"the front matter is not valid YAML{where} ({problem}); a value that contains ': ' or "
+            "starts with a quote, '[' or '{' must be put in quotes")
+
+
 def _scalar_str(value: object) -> str | None:
     if isinstance(value, str):
         return value
@@ -172,7 +193,7 @@ def parse_skill(
     try:
         front = yaml.safe_load(m.group(1))
     except yaml.YAMLError as exc:
-        return None, f"the front matter is not valid YAML: {str(exc).splitlines()[0]}"
+        return None, _yaml_reason(exc)
     if not isinstance(front, dict):
         return None, "the front matter must be a YAML mapping (key: value lines)"
     name = front.get("name")
@@ -180,13 +201,16 @@ def parse_skill(
     if reason:
         return None, reason
     if name != folder_name:
-        return None, f"skill name {name!r} does not match its folder name {folder_name!r}"
+        return None, (f"skill name {name!r} does not match its folder name {folder_name!r}; "
+                      "rename the folder or change 'name' so they are the same")
     desc = front.get("description")
     if not isinstance(desc, str) or not desc.strip():
-        return None, "the skill has no 'description' in its front matter"
+        return None, ("the skill has no 'description' in its front matter; add one saying what the "
+                      "skill does and when to use it")
     desc = desc.strip()
     if len(desc) > MAX_DESCRIPTION:
-        return None, f"the description is {len(desc)} characters; at most {MAX_DESCRIPTION} are allowed"
+        return None, (f"the description is {len(desc)} characters; shorten it to at most {MAX_DESCRIPTION} "
+                      "and move the details into the body")
     warnings: list[str] = []
     lic = _scalar_str(front.get("license"))
     if lic is None:
@@ -198,19 +222,22 @@ def parse_skill(
         return None, f"'compatibility' is {len(compat)} characters; at most {MAX_COMPATIBILITY} are allowed"
     raw_meta = front.get("metadata") or {}
     if not isinstance(raw_meta, dict):
-        return None, "'metadata' must be a mapping of strings to strings"
+        return None, (f"'metadata' is a {_yaml_kind(raw_meta)}, but it must be a mapping of names to "
+                      "text (indented 'key: value' lines)")
     metadata: dict[str, str] = {}
     for k, v in raw_meta.items():
         sv = _scalar_str(v)
-        if not isinstance(k, str) or sv is None:
-            return None, "'metadata' must be a mapping of strings to strings"
-        metadata[k] = sv
+        if sv is None:  # nested (OpenClaw's ``metadata: {"openclaw": {...}}``): advisory, so drop it
+            warnings.append(f"'metadata' entry {str(k)!r} is a {_yaml_kind(v)}, not text, and was ignored; "
+                            "the skill still loads")
+            continue
+        metadata[str(k)] = sv
     raw_tools = front.get("allowed-tools")
     tools: list[str]
     if raw_tools is None:
         tools = []
     elif isinstance(raw_tools, str):
-        tools = raw_tools.split()
+        tools = _TOOL_RX.findall(raw_tools)
     elif isinstance(raw_tools, list) and all(isinstance(t, str) for t in raw_tools):
         tools = [t for t in raw_tools if t]
     else:
@@ -218,7 +245,7 @@ def parse_skill(
     if len(tools) > MAX_ALLOWED_TOOLS or any(len(t) > 64 for t in tools):
         warnings.append("'allowed-tools' was cut to 64 names of at most 64 characters")
         tools = [t[:64] for t in tools[:MAX_ALLOWED_TOOLS]]
-    body = text[m.end():].strip("\n")
+    body = text[m.end():].replace("\r\n", "\n").strip("\n")
     meta = SkillMeta(
         name=name,
         description=" ".join(desc.split()),
