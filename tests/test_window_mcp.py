@@ -230,3 +230,33 @@ def test_disable_enable_and_remove_with_confirmation(qtbot, window, app_context,
     assert app_context.mcp.load().get("tools") is None
     qtbot.waitUntil(lambda: w.tree.topLevelItemCount() == 0, timeout=10000)
     assert "No MCP servers yet" in w.detail.text()
+
+
+def test_a_secret_argument_is_shown_masked_in_the_preview_and_the_details(  # type: ignore[no-untyped-def]
+    qtbot, window, app_context, secret_service, tmp_path
+) -> None:
+    """A stdio server whose argument moved to the keyring (a SecretRef, not text) is shown
+    masked: joining the command line used to raise TypeError in the preview and the details."""
+    token = f"ghp_{uuid.uuid4().hex}"
+    f = tmp_path / "claude_desktop_config.json"
+    f.write_text(json.dumps({"mcpServers": {
+        "pg": {"command": sys.executable, "args": ["-m", "nothing", "--token", token]},
+    }}))
+    w = window
+    with qtbot.waitSignal(w.finished_action, timeout=20000, check_params_cb=lambda a: a == "preview"):
+        w.preview_file(str(f))
+    assert token not in " ".join(widget_texts(w.dialog))
+    with qtbot.waitSignal(w.finished_action, timeout=20000, check_params_cb=lambda a: a == "import"):
+        w.dialog.import_btn.click()
+    qtbot.waitUntil(lambda: w.tree.topLevelItemCount() == 1, timeout=10000)
+    w.tree.setCurrentItem(w.tree.topLevelItem(0))
+    qtbot.waitUntil(lambda: "pg" in w.detail.text(), timeout=10000)
+    assert "********" in w.detail.text() and token not in " ".join(widget_texts(w))
+
+
+def test_left_out_tools_are_listed_with_their_reasons() -> None:
+    """Skipped tools are (tool, reason) pairs; joining them as strings used to raise TypeError."""
+    from hearthside.ui.windows.mcp import _skipped
+
+    assert _skipped((("bad tool", "name too long"), ("x", "no schema"))) == \
+        "bad tool (name too long), x (no schema)"

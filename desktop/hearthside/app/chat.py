@@ -10,13 +10,13 @@ agent's own rule: default mode asks, accept-edits runs, plan hides them) and can
 from __future__ import annotations
 
 import asyncio
-import importlib
 import json
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ..core.agent import Agent, AgentResult, ModelError, ToolCall, ToolEvent
+from ..core.approval import describe_call
 from ..core.tools import PermissionMode, Tool
 
 #: Argument names that name the thing a tool acts on, shown first in an approval prompt.
@@ -44,11 +44,7 @@ def approval_request(tool: Tool, call: ToolCall, args: Mapping[str, Any], env: A
     """The fields of one approval prompt: the core's description of the call (the resolved
     target path in full, the action, the other arguments) where the core has one, else the
     tool's own description, else the target argument first, then the action and the rest."""
-    try:  # the one description the CLI uses too (core/approval.py, from the write-guard work)
-        describe_call = importlib.import_module("hearthside.core.approval").describe_call
-    except (ImportError, AttributeError):
-        describe_call = None
-    if describe_call is not None and env is not None:
+    if env is not None:  # the one description the CLI uses too (core/approval.py)
         req = describe_call(tool, args, env)
         head = [("path", req.path)] if req.path else []
         return ApprovalRequest(call.name, (*head, ("action", req.action), *req.rest), req.refusal)

@@ -137,7 +137,7 @@ class PluginsWindow(ManageWindow):
         # install panel
         self.install_box = named(QGroupBox("Install a pack"), "Install a pack")
         ib = QVBoxLayout(self.install_box)
-        hint = QLabel("A pack's name (e.g. hearthside-weather), name==version, a wheel file or a pack folder:")
+        hint = QLabel("A pack's name (e.g. hearthside-hello), name==version, a wheel file or a pack folder:")
         hint.setWordWrap(True)
         ib.addWidget(hint)
         self.spec = named(QLineEdit(), "Pack to install", "What pip should install.")
