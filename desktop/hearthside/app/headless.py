@@ -25,16 +25,19 @@ def run_headless(app: Any, stop: threading.Event | None = None) -> int:
     Logging is already set up by the entry point (the CLI's redacting handlers).
     """
     stop = stop or threading.Event()
+    # The handler only records the signal: calling stop.set() from it would deadlock when the
+    # signal lands while this thread sits in stop.wait() holding the Event's own lock.
+    signalled: list[int] = []
     previous = {}
     if threading.current_thread() is threading.main_thread():
         for sig in (signal.SIGTERM, signal.SIGINT):
-            previous[sig] = signal.signal(sig, lambda signum, frame: stop.set())
+            previous[sig] = signal.signal(sig, lambda signum, frame: signalled.append(signum))
     life = Lifecycle(app)
     try:
         life.start()
         life.wait_for_mcp()
         print("hearthside: running headless; stop with Ctrl-C or SIGTERM", flush=True)
-        while not stop.wait(0.5):
+        while not signalled and not stop.wait(0.5):
             pass
         log.info("headless: stopping")
         return 0
