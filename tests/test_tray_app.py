@@ -582,6 +582,30 @@ def test_without_a_tray_notifications_go_over_dbus_and_a_click_opens_the_chat(  
         shell.clickable.stop()
 
 
+def test_notifications_switched_off_stay_in_the_list_and_never_pop_up(  # type: ignore[no-untyped-def]
+        make_shell, two_personas, app_context, qtbot) -> None:
+    """A drift notice or a check-in with notifications off (Settings) goes to the in-app list only."""
+    from hearthside.app.alerts import Alert, make_notice
+    from hearthside.app.notify import save_notification_prefs
+    from notifyserver import NotificationServer
+
+    if not os.environ.get("DBUS_SESSION_BUS_ADDRESS"):
+        pytest.skip("needs the D-Bus session that scripts/run-tests.sh starts")
+    with NotificationServer() as srv:
+        shell = make_shell()  # offscreen: no tray, so D-Bus would be next
+        save_notification_prefs(shell.app.settings, {"enabled": False})
+        shell.on_notice(make_notice([Alert("drift", "Kip", "SOUL.md changed since you approved it")]))
+        assert shell.delivery == "in-app" and shell.unread == 1 and len(shell.notices) == 1
+        qtbot.wait(500)
+        assert srv.received == []
+        save_notification_prefs(shell.app.settings, {"enabled": True})
+        shell.on_notice(make_notice([Alert("checkin", "Kip", "Water the basil.")]))
+        qtbot.waitUntil(lambda: bool(srv.received), timeout=10_000)
+        assert shell.delivery == "dbus"
+        if shell.clickable is not None:
+            shell.clickable.stop()
+
+
 def test_sigterm_quits_the_tray_cleanly(app_context) -> None:  # type: ignore[no-untyped-def]
     """Logging out sends SIGTERM: the app stops its services and exits 0, like Quit."""
     import signal

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import QApplication, QInputDialog, QSystemTrayIcon, QWidg
 
 from ..adapters.notifications import ClickableNotifications
 from ..app.alerts import Notice
+from ..app.notify import notifications_allowed
 from ..app.autostart import Autostart
 from ..app.context import AppContext
 from ..app.lifecycle import Lifecycle, PersonaRow, recover_settings
@@ -229,7 +230,9 @@ class Shell(QObject):
         del self.notices[:-200]
         self.unread += 1
         tray = self.tray.tray if self.tray is not None else None
-        if tray is not None and tray.isVisible() and QSystemTrayIcon.supportsMessages():
+        if not notifications_allowed(self.app.settings):  # off, or quiet hours: the list only
+            self.delivery = "in-app"
+        elif tray is not None and tray.isVisible() and QSystemTrayIcon.supportsMessages():
             self.tray.show_message(notice)
             self.delivery = "tray"
         elif self.clickable is not None:
