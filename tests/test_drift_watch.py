@@ -174,18 +174,27 @@ def test_editor_swap_file_churn_gives_no_event(app: AppContext, isolated_home: P
 
 
 def test_burst_of_1000_writes_in_one_second_is_one_event(app: AppContext, isolated_home: Path) -> None:
-    """Debounce plus the repeat cooldown: however the burst is sliced, one announcement."""
+    """The debounce: a 1,000-write burst is a handful of announcements, never a flood, and the
+    last one carries the final content.
+
+    Each settled content change is an event (CONTRACTS §3): when the writer pauses for the
+    quiet time (100 ms) mid-burst, or the burst outlasts the longest wait (2 s), that pause
+    settles and announces the content of that moment. Throttling what reaches the person is
+    the notifier's job (tests/test_tray_app.py)."""
     root = make_persona(isolated_home, "alice")
     drift, events = started(app)
     start = time.monotonic()
     for i in range(1000):
         atomic_save(root / "SOUL.md", f"version {i}", tag=str(i))
         time.sleep(max(0.0, start + (i + 1) / 1000 - time.monotonic()))  # spread over ~1 s
+    took = time.monotonic() - start
     final = fingerprint("version 999")
     events.wait_for(lambda e: is_event("alice", "SOUL.md", "drifted")(e))
     settle(2.5)  # longer than the debounce's longest wait
     got = events.matching(is_event("alice", "SOUL.md"))
-    assert len(got) == 1, got
+    allowed = 3 + int(took // 2.0)
+    assert 1 <= len(got) <= allowed, (took, got)
+    assert got[-1].fingerprint == final
     assert by_file(drift.status(), "alice", "SOUL.md").current == final
 
 

@@ -26,10 +26,10 @@ from PySide6.QtWidgets import QApplication, QInputDialog, QSystemTrayIcon, QWidg
 
 from ..adapters.notifications import ClickableNotifications
 from ..app.alerts import Notice
-from ..app.notify import notifications_allowed
 from ..app.autostart import Autostart
 from ..app.context import AppContext
 from ..app.lifecycle import Lifecycle, PersonaRow, recover_settings
+from ..app.notify import notifications_allowed
 from .bridge import Bridge
 from .dialogs import show_message
 from .icon import ERROR, NORMAL, PAUSED, REVIEW, hearth_icon
