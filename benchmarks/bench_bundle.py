@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import select
 import statistics
 import subprocess
 import sys
@@ -25,6 +24,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+from xdesktop import desktop_with_tray
 
 
 def disk_usage(root: Path) -> tuple[int, int]:
@@ -37,27 +39,6 @@ def disk_usage(root: Path) -> tuple[int, int]:
             if not name in dirnames:
                 size += st.st_size
     return size, blocks
-
-
-def start_xvfb() -> tuple[subprocess.Popen[bytes], subprocess.Popen[bytes], dict[str, str]]:
-    r, w = os.pipe()
-    xvfb = subprocess.Popen(["Xvfb", "-displayfd", str(w), "-screen", "0", "640x480x24", "-nolisten", "tcp"],
-                            pass_fds=(w,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    os.close(w)
-    got = b""
-    while not got.endswith(b"\n"):
-        ready, _, _ = select.select([r], [], [], 60)
-        chunk = os.read(r, 16) if ready else b""
-        if not chunk:
-            raise SystemExit("Xvfb did not start")
-        got += chunk
-    os.close(r)
-    env = {"DISPLAY": f":{int(got)}", "QT_QPA_PLATFORM": "xcb"}
-    tray = subprocess.Popen(["trayer", "--edge", "top", "--align", "right", "--widthtype", "request",
-                             "--height", "32"], env=dict(os.environ, **env),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    time.sleep(1.0)
-    return xvfb, tray, env
 
 
 def time_to_tray(cmd: list[str], env: dict[str, str], timeout: float = 60) -> float:
@@ -113,8 +94,7 @@ def main() -> None:
         base = {k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "QT_"))}
         base.update(HOME=str(home), XDG_CONFIG_HOME=str(home / "c"), XDG_DATA_HOME=str(home / "d"),
                     XDG_STATE_HOME=str(home / "s"))
-        xvfb, tray, xenv = start_xvfb()
-        try:
+        with desktop_with_tray() as xenv:
             env = dict(base, **xenv)
             bundled = [str(top / "app" / "hearthside")]
             source = [str(ROOT / ".venv" / "bin" / "hearthside")]
@@ -122,10 +102,6 @@ def main() -> None:
             for _ in range(args.runs + 1):
                 times["bundle"].append(time_to_tray(bundled, env))
                 times["source"].append(time_to_tray(source, env))
-        finally:
-            for p in (tray, xvfb):
-                p.terminate()
-                p.wait(10)
     for name, ts in times.items():
         print(f"start to tray ready, {name}: first {ts[0] * 1000:.0f} ms, median of {args.runs} after it "
               f"{statistics.median(ts[1:]) * 1000:.0f} ms")

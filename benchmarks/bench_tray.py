@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import itertools
 import os
-import select
 import shutil
 import statistics
 import subprocess
@@ -49,31 +48,14 @@ def home_env(home: Path) -> dict[str, str]:
 
 def start_display() -> tuple[dict[str, str], list[subprocess.Popen[bytes]]]:
     """Xvfb + trayer when installed (a real XEmbed tray), else offscreen."""
-    if not (shutil.which("Xvfb") and shutil.which("trayer")):
+    from xdesktop import missing_tools, start_trayer, start_xvfb, wait_for_tray
+
+    if missing_tools("Xvfb", "trayer"):
         return {"QT_QPA_PLATFORM": "offscreen"}, []
-    r, w = os.pipe()
-    xvfb = subprocess.Popen(["Xvfb", "-displayfd", str(w), "-screen", "0", "800x600x24", "-nolisten", "tcp"],
-                            pass_fds=(w,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    os.close(w)
-    got = b""
-    while not got.endswith(b"\n"):
-        ready, _, _ = select.select([r], [], [], 60)
-        chunk = os.read(r, 16) if ready else b""
-        if not chunk:
-            raise SystemExit("Xvfb did not start")
-        got += chunk
-    os.close(r)
-    env = {"DISPLAY": f":{int(got)}", "QT_QPA_PLATFORM": "xcb"}
-    tray = subprocess.Popen(["trayer", "--edge", "top", "--align", "right", "--widthtype", "request",
-                             "--height", "32"], env=dict(os.environ, **env),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    probe = ("import sys; from PySide6.QtWidgets import QApplication, QSystemTrayIcon; "
-             "app = QApplication(sys.argv[:1]); sys.exit(0 if QSystemTrayIcon.isSystemTrayAvailable() else 3)")
-    deadline = time.monotonic() + 60
-    while subprocess.run([sys.executable, "-c", probe], env=dict(os.environ, **env), check=False).returncode:
-        if time.monotonic() > deadline:
-            raise SystemExit("trayer's tray did not appear")
-        time.sleep(0.2)
+    xvfb, n = start_xvfb(800, 600)
+    env = {"DISPLAY": f":{n}", "QT_QPA_PLATFORM": "xcb"}
+    tray = start_trayer(env)
+    wait_for_tray(env, tray)
     return env, [tray, xvfb]
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import select
 import shutil
 import subprocess
 import sys
@@ -22,6 +21,7 @@ from pathlib import Path
 
 import packfactory
 import pytest
+from xdesktop import desktop_with_tray, icon_pixels, missing_tools
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(2400)]
@@ -129,53 +129,13 @@ def test_launched_with_no_display_the_bundle_says_so_in_one_sentence(unpacked: P
 
 # -- the tray under Xvfb + trayer ------------------------------------------------------------
 
-def _start_xvfb() -> tuple[subprocess.Popen[bytes], int]:
-    r, w = os.pipe()
-    xvfb = subprocess.Popen(["Xvfb", "-displayfd", str(w), "-screen", "0", "640x480x24", "-nolisten", "tcp"],
-                            pass_fds=(w,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    os.close(w)
-    got = b""
-    try:
-        while not got.endswith(b"\n"):
-            ready, _, _ = select.select([r], [], [], 60)
-            chunk = os.read(r, 16) if ready else b""
-            if not chunk:
-                xvfb.kill()
-                raise AssertionError("Xvfb did not report a display within 60 s")
-            got += chunk
-    finally:
-        os.close(r)
-    return xvfb, int(got)
-
-
 @pytest.fixture
 def xserver_with_tray() -> Iterator[dict[str, str]]:
-    for tool in ("Xvfb", "trayer", "import", "convert", "xdotool", "xprop"):
-        if not shutil.which(tool):
-            pytest.skip(f"{tool} is not installed (make test installs it)")
-    xvfb, n = _start_xvfb()
-    env = {"DISPLAY": f":{n}", "QT_QPA_PLATFORM": "xcb"}
-    tray = subprocess.Popen(["trayer", "--edge", "top", "--align", "right", "--widthtype", "request",
-                             "--height", "32", "--transparent", "false", "--tint", "0x333333"],
-                            env=dict(os.environ, **env), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        time.sleep(1.0)
-        assert tray.poll() is None, "trayer exited"
-        yield env
-    finally:
-        for p in (tray, xvfb):
-            p.terminate()
-            try:
-                p.wait(10)
-            except subprocess.TimeoutExpired:
-                p.kill()
-
-
-def _icon_pixels(png: Path) -> int:
-    out = subprocess.run(["convert", str(png), "-fill", "white", "-fuzz", "6%", "-opaque", "#7a2e12", "-fill",
-                          "black", "+opaque", "white", "-format", "%[fx:mean*w*h]", "info:"],
-                         capture_output=True, text=True, check=True)
-    return int(float(out.stdout.strip()))
+    missing = missing_tools("Xvfb", "trayer", "import", "convert", "xdotool", "xprop")
+    if missing:
+        pytest.skip(f"{missing[0]} is not installed (make test installs it)")
+    with desktop_with_tray() as display:
+        yield display
 
 
 def test_the_bundled_tray_shows_its_icon_with_the_launchers_window_class(
@@ -193,7 +153,7 @@ def test_the_bundled_tray_shows_its_icon_with_the_launchers_window_class(
             time.sleep(0.5)
             assert app.poll() is None, app.communicate()[1]
             subprocess.run(["import", "-window", "root", str(shot)], env=env, check=True, timeout=30)
-            pixels = _icon_pixels(shot)
+            pixels = icon_pixels(shot)
         assert pixels >= 100, f"the bundled tray icon did not appear (screenshot: {shot})"
         wins = subprocess.run(["xdotool", "search", "--class", "Hearthside"], env=env, capture_output=True,
                               text=True, timeout=30, check=False).stdout.split()

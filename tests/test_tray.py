@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import select
 import shutil
 import subprocess
 import sys
@@ -12,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from xdesktop import desktop_with_tray, icon_pixels, missing_tools
 
 
 def test_missing_added_folder_is_shown_disabled(qtbot, app_context, tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -39,74 +39,13 @@ def test_no_display_gives_a_sentence_not_an_abort(run_cli) -> None:  # type: ign
 
 # --- a real tray: Xvfb + trayer (an XEmbed tray host), screenshot checked for the icon ----
 
-def _start_xvfb() -> tuple[subprocess.Popen[bytes], int]:
-    """Start Xvfb on a display it picks itself (``-displayfd``): no race for a number with
-    other X servers, and the number arrives only once the server accepts connections."""
-    r, w = os.pipe()
-    xvfb = subprocess.Popen(["Xvfb", "-displayfd", str(w), "-screen", "0", "640x480x24", "-nolisten", "tcp"],
-                            pass_fds=(w,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    os.close(w)
-    got = b""
-    deadline = time.monotonic() + 60
-    try:
-        while not got.endswith(b"\n"):
-            ready, _, _ = select.select([r], [], [], max(0.0, deadline - time.monotonic()))
-            chunk = os.read(r, 16) if ready else b""
-            if not chunk:
-                xvfb.kill()
-                xvfb.wait(10)
-                raise AssertionError("Xvfb did not report a display within 60 s")
-            got += chunk
-    finally:
-        os.close(r)
-    return xvfb, int(got)
-
-
 @pytest.fixture
 def xserver_with_tray() -> Iterator[dict[str, str]]:
-    for tool in ("Xvfb", "trayer", "import"):
-        if not shutil.which(tool):
-            pytest.skip(f"{tool} is not installed (make test installs it)")
-    xvfb, n = _start_xvfb()
-    env = dict(os.environ, DISPLAY=f":{n}", QT_QPA_PLATFORM="xcb")
-    tray = subprocess.Popen(["trayer", "--edge", "top", "--align", "right", "--widthtype",
-                             "request", "--height", "32", "--transparent", "false", "--tint",
-                             "0x333333"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        _wait_for_tray(env, tray)
-        yield env
-    finally:
-        for p in (tray, xvfb):
-            p.terminate()
-            try:
-                p.wait(10)
-            except subprocess.TimeoutExpired:
-                p.kill()
-
-
-_TRAY_PROBE = ("import sys; from PySide6.QtWidgets import QApplication, QSystemTrayIcon; "
-               "app = QApplication(sys.argv[:1]); sys.exit(0 if QSystemTrayIcon.isSystemTrayAvailable() else 3)")
-
-
-def _wait_for_tray(env: dict[str, str], tray: subprocess.Popen[bytes]) -> None:
-    """Wait until Qt itself sees trayer's tray, as the app will: a loaded machine may take a while."""
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        assert tray.poll() is None, "trayer exited"
-        probe = subprocess.run([sys.executable, "-c", _TRAY_PROBE], env=env, capture_output=True, timeout=60,
-                               check=False)
-        if probe.returncode == 0:
-            return
-        time.sleep(0.2)
-    raise AssertionError("trayer's system tray did not appear within 60 s")
-
-
-def _icon_pixels(png: Path) -> int:
-    """Count pixels of the icon's rounded-square colour (#7a2e12) in a screenshot."""
-    out = subprocess.run(["convert", str(png), "-fill", "white", "-fuzz", "6%", "-opaque",
-                          "#7a2e12", "-fill", "black", "+opaque", "white", "-format",
-                          "%[fx:mean*w*h]", "info:"], capture_output=True, text=True, check=True)
-    return int(float(out.stdout.strip()))
+    missing = missing_tools("Xvfb", "trayer", "import")
+    if missing:
+        pytest.skip(f"{missing[0]} is not installed (make test installs it)")
+    with desktop_with_tray() as display:
+        yield dict(os.environ, **display)
 
 
 def test_tray_icon_appears_in_a_real_system_tray(xserver_with_tray, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -123,8 +62,8 @@ def test_tray_icon_appears_in_a_real_system_tray(xserver_with_tray, tmp_path: Pa
             time.sleep(0.5)
             assert app.poll() is None, app.communicate()[1]
             subprocess.run(["import", "-window", "root", str(shot)], env=env, check=True, timeout=30)
-            pixels = _icon_pixels(shot)
-        assert _icon_pixels(before) == 0
+            pixels = icon_pixels(shot)
+        assert icon_pixels(before) == 0
         assert pixels >= 100, "the tray icon did not appear in the tray"
     finally:
         app.terminate()
@@ -164,7 +103,7 @@ def test_tray_menu_quit_ends_the_app(xserver_with_tray, tmp_path: Path) -> None:
         while True:
             assert app.poll() is None, app.communicate()[1]
             subprocess.run(["import", "-window", "root", str(shot)], env=env, check=True, timeout=30)
-            if _icon_pixels(shot) >= 100:
+            if icon_pixels(shot) >= 100:
                 break
             assert time.monotonic() < deadline, "the tray icon did not appear in the tray"
             time.sleep(0.5)

@@ -11,8 +11,6 @@ exit code 0. Screenshots are kept as PNGs in ``test-output/tray/`` (or
 from __future__ import annotations
 
 import os
-import select
-import shutil
 import subprocess
 import sys
 import time
@@ -23,7 +21,8 @@ import pytest
 from drift_helpers import atomic_save
 from fakemodel import FakeModel, wait_for
 from personas import make_persona
-from test_tray import _icon_box, _icon_pixels, _wait_for_tray
+from test_tray import _icon_box
+from xdesktop import desktop_with_tray, icon_pixels, missing_tools
 
 ROOT = Path(__file__).resolve().parents[1]
 ALERT = "The 3pm sync with Ana starts in ten minutes."
@@ -36,49 +35,14 @@ def output_dir() -> Path:
     return out
 
 
-def _start_xvfb() -> tuple[subprocess.Popen[bytes], int]:
-    r, w = os.pipe()
-    xvfb = subprocess.Popen(["Xvfb", "-displayfd", str(w), "-screen", "0", f"{WIDTH}x{HEIGHT}x24", "-nolisten",
-                             "tcp"], pass_fds=(w,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    os.close(w)
-    got = b""
-    deadline = time.monotonic() + 60
-    try:
-        while not got.endswith(b"\n"):
-            ready, _, _ = select.select([r], [], [], max(0.0, deadline - time.monotonic()))
-            chunk = os.read(r, 16) if ready else b""
-            if not chunk:
-                xvfb.kill()
-                raise AssertionError("Xvfb did not report a display within 60 s")
-            got += chunk
-    finally:
-        os.close(r)
-    return xvfb, int(got)
-
-
 @pytest.fixture
 def desktop() -> Iterator[dict[str, str]]:
-    for tool in ("Xvfb", "trayer", "import", "xdotool", "convert"):
-        if not shutil.which(tool):
-            pytest.skip(f"{tool} is not installed (make test installs it)")
-    xvfb, n = _start_xvfb()
-    env = dict(os.environ, DISPLAY=f":{n}", QT_QPA_PLATFORM="xcb")
-    tray = subprocess.Popen(["trayer", "--edge", "top", "--align", "right", "--widthtype", "request",
-                             "--height", "32", "--transparent", "false", "--tint", "0x333333"],
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    missing = missing_tools("Xvfb", "trayer", "import", "xdotool", "convert")
+    if missing:
+        pytest.skip(f"{missing[0]} is not installed (make test installs it)")
     # A light desktop background, so windows and the menu are easy to see in the screenshots.
-    if shutil.which("xsetroot"):
-        subprocess.run(["xsetroot", "-solid", "#3b4252"], env=env, check=False, capture_output=True)
-    try:
-        _wait_for_tray(env, tray)
-        yield env
-    finally:
-        for p in (tray, xvfb):
-            p.terminate()
-            try:
-                p.wait(10)
-            except subprocess.TimeoutExpired:
-                p.kill()
+    with desktop_with_tray(WIDTH, HEIGHT, background="#3b4252") as display:
+        yield dict(os.environ, **display)
 
 
 def shoot(env: dict[str, str], name: str) -> Path:
@@ -140,7 +104,7 @@ def test_a_person_sees_check_ins_and_hand_edits_in_the_tray(desktop, app_context
         try:
             # The icon appears in the tray.
             shot = output_dir() / "start.png"
-            assert wait_for(lambda: app.poll() is None and shoot(env, "start.png") and _icon_pixels(shot) >= 100,
+            assert wait_for(lambda: app.poll() is None and shoot(env, "start.png") and icon_pixels(shot) >= 100,
                             60, 0.5), "the tray icon did not appear"
             box = _icon_box(shot)
             assert badge_pixels(shot, box) == 0

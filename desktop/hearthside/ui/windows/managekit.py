@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
     QPushButton,
     QScrollArea,
     QSizePolicy,
+    QTreeWidget,
     QWidget,
 )
 
@@ -119,6 +120,26 @@ def without_cli_advice(text: str) -> str:
         out = rx.sub("", out)
     out = out.strip()
     return out if out else text
+
+
+def table(name: str, headers: list[str], widths: list[int]) -> QTreeWidget:
+    """A flat list with columns (the windows' packs, servers and history lists)."""
+    tree = named(QTreeWidget(), name)
+    tree.setHeaderLabels(headers)
+    tree.setRootIsDecorated(False)
+    tree.setUniformRowHeights(True)
+    for col, width in enumerate(widths):
+        tree.setColumnWidth(col, width)
+    return tree
+
+
+def detail_label(text: str, name: str) -> QLabel:
+    """The selected item's details: wrapped, selectable (paths, errors), top-left aligned."""
+    label = named(QLabel(text), name)
+    label.setWordWrap(True)
+    label.setTextInteractionFlags(SELECTABLE)
+    label.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+    return label
 
 
 def scrolled(widget: QWidget) -> QScrollArea:

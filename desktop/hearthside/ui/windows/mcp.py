@@ -26,7 +26,6 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QSplitter,
     QStackedWidget,
-    QTreeWidget,
     QTreeWidgetItem,
     QVBoxLayout,
     QWidget,
@@ -50,9 +49,11 @@ from .managekit import (
     MessageLine,
     ask,
     button,
+    detail_label,
     named,
     row,
     scrolled,
+    table,
     without_cli_advice,
 )
 
@@ -115,19 +116,10 @@ class McpWindow(ManageWindow):
         intro.setWordWrap(True)
         layout.addWidget(intro)
         split = QSplitter(Qt.Orientation.Vertical)
-        self.tree = named(QTreeWidget(), "Servers")
-        self.tree.setHeaderLabels(["Server", "Kind", "Added by", "Status"])
-        self.tree.setRootIsDecorated(False)
-        self.tree.setUniformRowHeights(True)
-        self.tree.setColumnWidth(0, 200)
-        self.tree.setColumnWidth(1, 70)
-        self.tree.setColumnWidth(2, 150)
+        self.tree = table("Servers", ["Server", "Kind", "Added by", "Status"], [200, 70, 150])
         self.tree.currentItemChanged.connect(lambda *_: self._show_selected())
         split.addWidget(self.tree)
-        self.detail = named(QLabel("Reading the servers…"), "Server details")
-        self.detail.setWordWrap(True)
-        self.detail.setTextInteractionFlags(SELECTABLE)
-        self.detail.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        self.detail = detail_label("Reading the servers…", "Server details")
         split.addWidget(scrolled(self.detail))
         split.setSizes([240, 220])
         split.setStretchFactor(0, 3)

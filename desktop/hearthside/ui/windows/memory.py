@@ -27,7 +27,6 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QSplitter,
     QTreeView,
-    QTreeWidget,
     QTreeWidgetItem,
     QVBoxLayout,
     QWidget,
@@ -37,7 +36,18 @@ from ...app.context import AppContext
 from ...core.memory import MemoryStoreError
 from ...core.memory.model import CorruptMemoryError, MemoryEntry, MemoryRecord
 from ..bridge import Bridge
-from .managekit import SELECTABLE, ManageWindow, MessageLine, ask, button, named, row, scrolled
+from .managekit import (
+    SELECTABLE,
+    ManageWindow,
+    MessageLine,
+    ask,
+    button,
+    detail_label,
+    named,
+    row,
+    scrolled,
+    table,
+)
 
 FLAG = "⚠ flagged"
 
@@ -142,17 +152,9 @@ class MemoryWindow(ManageWindow):
         bottom = QWidget()
         bl = QVBoxLayout(bottom)
         bl.setContentsMargins(0, 0, 0, 0)
-        self.detail = named(QLabel("Reading…"), "Memory details")
-        self.detail.setWordWrap(True)
-        self.detail.setTextInteractionFlags(SELECTABLE)
-        self.detail.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        self.detail = detail_label("Reading…", "Memory details")
         bl.addWidget(scrolled(self.detail), 1)
-        self.history = named(QTreeWidget(), "History")
-        self.history.setHeaderLabels(["When", "What happened", "By", "Value"])
-        self.history.setRootIsDecorated(False)
-        self.history.setColumnWidth(0, 130)
-        self.history.setColumnWidth(1, 110)
-        self.history.setColumnWidth(2, 110)
+        self.history = table("History", ["When", "What happened", "By", "Value"], [130, 110, 110])
         bl.addWidget(self.history, 1)
         split.addWidget(bottom)
         layout.addWidget(split, 1)

@@ -23,7 +23,6 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QSplitter,
-    QTreeWidget,
     QTreeWidgetItem,
     QVBoxLayout,
     QWidget,
@@ -38,10 +37,12 @@ from .managekit import (
     MessageLine,
     ask,
     button,
+    detail_label,
     named,
     restart_app,
     row,
     scrolled,
+    table,
 )
 
 KINDS = (("tools", "Tools"), ("skills", "Skills"), ("providers", "Web search"), ("servers", "MCP servers"))
@@ -97,23 +98,14 @@ class PluginsWindow(ManageWindow):
         layout.addWidget(self.restart_box)
 
         split = QSplitter(Qt.Orientation.Vertical)
-        self.tree = named(QTreeWidget(), "Packs")
-        self.tree.setHeaderLabels(["Pack", "Version", "Where from", "Status"])
-        self.tree.setRootIsDecorated(False)
-        self.tree.setUniformRowHeights(True)
-        self.tree.setColumnWidth(0, 220)
-        self.tree.setColumnWidth(1, 80)
-        self.tree.setColumnWidth(2, 170)
+        self.tree = table("Packs", ["Pack", "Version", "Where from", "Status"], [220, 80, 170])
         self.tree.currentItemChanged.connect(lambda *_: self._show_selected())
         split.addWidget(self.tree)
 
         detail = QWidget()
         dl = QVBoxLayout(detail)
         dl.setContentsMargins(0, 0, 0, 0)
-        self.detail = named(QLabel("Loading the packs…"), "Pack details")
-        self.detail.setWordWrap(True)
-        self.detail.setTextInteractionFlags(SELECTABLE)
-        self.detail.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        self.detail = detail_label("Loading the packs…", "Pack details")
         dl.addWidget(self.detail)
         self.held_box = named(QGroupBox("Skills held back"), "Skills held back")
         self.held_layout = QVBoxLayout(self.held_box)
