@@ -14,12 +14,18 @@ SYSTEM := $(if $(filter test test-fast,$(MAKECMDGOALS)),$(SYSTEM_TEST),$(SYSTEM_
 run: $(STAMP)
 	$(VENV)/bin/hearthside $(ARGS)
 
+# Parallel test workers, whole files each (tests/conftest.py hands out the longest files first):
+# twice the cores, as many tests wait on servers, processes and timers rather than compute;
+# at most 8. `make test TEST_WORKERS=0` runs in one process.
+TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); [ $$n -gt 4 ] && n=4; echo $$((n * 2)))
+PARALLEL := $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder)
+
 test: $(STAMP)
-	scripts/run-tests.sh $(ARGS)
+	scripts/run-tests.sh $(PARALLEL) $(ARGS)
 
 # The development loop: everything but the tests marked slow (`make test` still runs them all).
 test-fast: $(STAMP)
-	scripts/run-tests.sh -m "not slow" $(ARGS)
+	scripts/run-tests.sh $(PARALLEL) -m "not slow" $(ARGS)
 
 bench: $(STAMP)
 	@set -e; for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b; done

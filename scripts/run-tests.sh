@@ -5,6 +5,10 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export QT_QPA_PLATFORM=offscreen
+# Cache bytecode as Python does by default (into the gitignored __pycache__ folders), even where
+# the environment says not to: otherwise every test worker and every `python -m hearthside` the
+# tests start compiles Hearthside and rewrites the test files' asserts again (~3 s per worker).
+unset PYTHONDONTWRITEBYTECODE
 keyring_home=$(mktemp -d)
 trap 'rm -rf "$keyring_home"' EXIT
 dbus-run-session -- env HOME="$keyring_home" REAL_HOME="${HOME:-}" sh -c '

@@ -8,8 +8,10 @@ D-Bus session that ``scripts/run-tests.sh`` (``make test``) starts.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,6 +19,63 @@ import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 ROOT = Path(__file__).resolve().parents[1]
+_worker_bus: list[object] = []
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """A pytest-xdist worker inside ``run-tests.sh``'s session gets a bus and keyring of its own
+    (tests/privatebus.py): parallel tests must not see each other's secrets or notifications."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if not worker or not os.environ.get("DBUS_SESSION_BUS_ADDRESS"):
+        return
+    from privatebus import PrivateBus
+
+    if not PrivateBus.available():
+        return
+    bus = PrivateBus(Path(tempfile.mkdtemp(prefix=f"hearthside-bus-{worker}-")))
+    os.environ["DBUS_SESSION_BUS_ADDRESS"] = bus.start()
+    _worker_bus.append(bus)
+
+
+#: The files that take longest under ``make test`` (wall time on two cores, measured with
+#: ``--durations``), longest first. With parallel workers (``--dist loadfile`` hands out whole
+#: files in collection order) they start first, so no worker begins the bundle build when the
+#: others are nearly done. Not listed: run after these, in the usual order. A stale list only
+#: costs time.
+LONGEST_FIRST = (
+    "test_bundle.py",
+    "test_plugin_install.py",
+    "test_tray_e2e.py",
+    "test_mcp_client.py",
+    "test_drift_watch.py",
+    "test_tray_app.py",
+    "test_window_plugins.py",
+    "test_memory_store.py",
+    "test_agent_cli.py",
+    "test_no_copy.py",
+    "test_plugin_loading.py",
+    "test_mcp_cli.py",
+    "test_memory_fill.py",
+    "test_malformed_app_files.py",
+    "test_doctor.py",
+    "test_mcp_secret_holes.py",
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under pytest-xdist, the longest files first (see :data:`LONGEST_FIRST`); every worker
+    sorts the same way, as xdist requires. Within a file the order stays as written."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: files keep their order
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    while _worker_bus:
+        bus = _worker_bus.pop()
+        bus.stop()  # type: ignore[attr-defined]
+        shutil.rmtree(bus.home, ignore_errors=True)  # type: ignore[attr-defined]
 
 
 @pytest.fixture(autouse=True)
@@ -58,12 +117,15 @@ def app_context(isolated_home: Path):  # type: ignore[no-untyped-def]
 IN_PROCESS_CLI_FILES = frozenset({
     "test_agent_cli.py",
     "test_cli_foundation.py",
+    "test_doctor.py",
     "test_drift_cli.py",
     "test_mcp_cli.py",
+    "test_malformed_app_files.py",
     "test_mcp_secret_holes.py",
     "test_memory_cli.py",
     "test_model_client.py",
     "test_model_service.py",
+    "test_names_and_values.py",
     "test_no_copy.py",
     "test_persona_links.py",
     "test_plugin_loading.py",

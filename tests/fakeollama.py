@@ -60,12 +60,16 @@ class FakeModelServer:
         self._thread.join(5)
 
 
+_held: list[object] = []
+
+
 def closed_port() -> int:
-    """A port nothing listens on (bound, then released)."""
+    """A port nothing listens on: bound and never listened on, and held until the process ends,
+    so a server started meanwhile (in this test or a parallel worker) cannot take it. A
+    connection there is refused at once."""
     import socket
 
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
+    _held.append(s)
+    return int(s.getsockname()[1])

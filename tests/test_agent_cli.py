@@ -136,9 +136,18 @@ def test_ctrl_c_cancels_a_slow_answer_cleanly(app_context, tmp_path) -> None:  #
 
     make_persona(app_context)
     with FakeModel([{"delay": 30, "text": "too late"}]) as fm:
-        proc = subprocess.Popen([sys.executable, "-m", "hearthside", "chat", "juniper", "hi"],
-                                env={**os.environ, **fm.env(), "HEARTHSIDE_MODEL_API_KEY": "k"},
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        # As in a terminal: Ctrl-C is not ignored, even when the suite itself was started in the
+        # background (a shell's `cmd &` ignores SIGINT, and children inherit that).
+        ignored = signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+        if ignored:  # a handler, unlike SIG_IGN, is reset to the default in the child
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+        try:
+            proc = subprocess.Popen([sys.executable, "-m", "hearthside", "chat", "juniper", "hi"],
+                                    env={**os.environ, **fm.env(), "HEARTHSIDE_MODEL_API_KEY": "k"},
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        finally:
+            if ignored:
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
         try:
             assert wait_for(lambda: fm.requests, 30)
             proc.send_signal(signal.SIGINT)

@@ -3,8 +3,10 @@
 Every file Hearthside reads for itself — settings.toml, mcp.json, memory.json, the notification
 history, the install record, baselines, import files — is read bounded and non-blocking and
 parsed without RecursionError. Each bad shape gives one sentence and the command goes on with
-defaults where it can. Every command runs as a real subprocess with a timeout: a hang fails the
-test (subprocess.TimeoutExpired) instead of hanging the suite.
+defaults where it can. The commands run in-process (tests/conftest.py, ``run_cli``) under a
+60-second timeout per test: a hang (a FIFO opened for reading blocks until a writer comes) fails
+the test instead of hanging the suite. Start-up with a FIFO in place runs a real ``--headless``
+process.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import pytest
 from fakemodel import FakeModel
 from personas import make_persona
 
+pytestmark = pytest.mark.timeout(60)  # a hang fails the test (see above)
 DEEP = 100_000
 
 

@@ -87,13 +87,12 @@ def test_401_is_not_retried_and_names_the_key() -> None:
 
 
 def test_endpoint_down_is_a_clear_error() -> None:
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()  # nothing listens here now
-    c = OpenAICompatibleModel(ModelConfig(f"http://127.0.0.1:{port}/v1", "m", backoff=0.01, max_retries=1))
-    with pytest.raises(ModelError, match="Could not connect to the model.*is the server running"):
-        run(c.complete(MSGS, []))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))  # bound, never listening: nothing answers, nobody else can take it
+        port = s.getsockname()[1]
+        c = OpenAICompatibleModel(ModelConfig(f"http://127.0.0.1:{port}/v1", "m", backoff=0.01, max_retries=1))
+        with pytest.raises(ModelError, match="Could not connect to the model.*is the server running"):
+            run(c.complete(MSGS, []))
 
 
 @pytest.mark.parametrize("raw", ["this is not json", '{"choices": []}', '{"object": "weird"}', "null",

@@ -57,12 +57,16 @@ def test_reply_streams_into_the_conversation(qtbot, app_context, bridge, monkeyp
         use_model(monkeypatch, fm)
         w = open_chat(qtbot, app_context, bridge)
         pieces: list[str] = []
-        w._piece.connect(pieces.append)
+
+        def got(piece: str) -> None:  # a Python function, held by this frame (not list.append)
+            pieces.append(piece)
+
+        w._piece.connect(got)
         out = say(qtbot, w, "Morning!")
     assert out.error == "" and out.result.stopped == "done"
-    assert len(pieces) > 1 and "".join(pieces) == "Good morning, Ada. Tea is ready."  # streamed in pieces
     text = w.transcript.toPlainText()
     assert "You: Morning!" in text and "juniper: Good morning, Ada. Tea is ready." in text
+    assert len(pieces) > 1 and "".join(pieces) == "Good morning, Ada. Tea is ready."  # streamed in pieces
     assert fm.requests[0]["messages"][-1] == {"role": "user", "content": "Morning!"}
 
 
@@ -234,3 +238,36 @@ def test_picking_another_persona_talks_to_it(qtbot, app_context, bridge, monkeyp
         out = say(qtbot, w, "Who is this?")
     assert out.result.text == "Rowan here." and w.windowTitle().startswith("Chat with rowan")
     assert "Rowan is brisk." in fm.requests[0]["messages"][0]["content"]
+
+
+def test_what_the_runtime_posts_arrives_in_order_before_the_result(qtbot, bridge) -> None:  # type: ignore[no-untyped-def]
+    """Pieces posted from the runtime thread reach the Qt thread in order, all before the
+    result of the call that posted them (the chat's streamed answer relies on it)."""
+    got: list[object] = []
+
+    async def stream() -> str:
+        for i in range(500):
+            bridge.post(got.append, i)
+        return "end"
+
+    bridge.call_async(stream, got.append)
+    qtbot.waitUntil(lambda: got[-1:] == ["end"], timeout=WAIT)
+    assert got == [*range(500), "end"]
+
+
+def test_a_call_that_finished_before_its_callback_was_attached_still_reports_after_its_posts(qtbot, bridge) -> None:  # type: ignore[no-untyped-def]
+    """The race behind a chat turn that "ended" before its answer was shown: the work ran to
+    the end on its thread before ``call_async`` attached the done-callback, so the report came
+    from the Qt thread itself; a direct delivery overtook the posts still queued."""
+    import concurrent.futures
+    import threading
+
+    got: list[object] = []
+    worker = threading.Thread(target=lambda: [bridge.post(got.append, i) for i in range(100)])
+    worker.start()
+    worker.join()
+    done: concurrent.futures.Future[str] = concurrent.futures.Future()
+    done.set_result("end")
+    bridge._report(done, got.append, None)  # what add_done_callback does for a finished future
+    qtbot.waitUntil(lambda: got[-1:] == ["end"], timeout=WAIT)
+    assert got == [*range(100), "end"]

@@ -27,6 +27,13 @@ def nothing_local(monkeypatch: pytest.MonkeyPatch) -> None:
         md.LocalServer("LM Studio", f"http://127.0.0.1:{closed_port()}/v1", False, "load one")))
 
 
+def local_search_done(qtbot, w):  # type: ignore[no-untyped-def]
+    """Wait until the look for local servers has been shown; return what it found. (Not
+    waitSignal: the look starts in the constructor and may end before a test could listen.)"""
+    qtbot.waitUntil(lambda: hasattr(w, "local_rows") and w.look_again.isEnabled(), timeout=WAIT)
+    return w.local
+
+
 def welcome(qtbot, app_context, bridge, start_at: str = "persona"):  # type: ignore[no-untyped-def]
     from hearthside.ui.windows.welcome import WelcomeWindow
 
@@ -113,9 +120,8 @@ def test_a_local_ollama_is_offered_with_its_models_and_used_with_one_click(qtbot
     with FakeModelServer(("llama3.2:latest", "qwen2.5:7b")) as ollama:
         monkeypatch.setattr(md, "LOCAL_SERVERS", (md.LocalServer("Ollama", ollama.base_url, True, "pull one"),))
         w = welcome(qtbot, app_context, bridge, start_at="model")
-        with qtbot.waitSignal(w.found_local, timeout=WAIT) as sig:
-            pass
-        assert [(f.label, f.models) for f in sig.args[0]] == [("Ollama", ("llama3.2:latest", "qwen2.5:7b"))]
+        found = local_search_done(qtbot, w)
+        assert [(f.label, f.models) for f in found] == [("Ollama", ("llama3.2:latest", "qwen2.5:7b"))]
         _srv, box, use = w.local_rows[0]
         assert [box.itemText(i) for i in range(box.count())] == ["llama3.2:latest", "qwen2.5:7b"]
         assert next_tab(box) is use and next_tab(use) is w.look_again  # tab order = layout
@@ -135,8 +141,7 @@ def test_a_local_server_without_models_says_how_to_get_one(qtbot, app_context, b
         monkeypatch.setattr(md, "LOCAL_SERVERS", (md.LOCAL_SERVERS[0].__class__(
             "Ollama", ollama.base_url, True, md.LOCAL_SERVERS[0].get_models),))
         w = welcome(qtbot, app_context, bridge, start_at="model")
-        with qtbot.waitSignal(w.found_local, timeout=WAIT):
-            pass
+        local_search_done(qtbot, w)
     assert w.local_rows[0][2] is None  # no Use button
     texts = [lab.text() for lab in w.findChildren(type(w.local_status))]
     assert any("Ollama is running but has no models" in t and "ollama pull llama3.2" in t for t in texts)
@@ -144,8 +149,7 @@ def test_a_local_server_without_models_says_how_to_get_one(qtbot, app_context, b
 
 def test_nothing_local_points_to_the_online_services(qtbot, app_context, bridge, nothing_local) -> None:  # type: ignore[no-untyped-def]
     w = welcome(qtbot, app_context, bridge, start_at="model")
-    with qtbot.waitSignal(w.found_local, timeout=WAIT):
-        pass
+    assert local_search_done(qtbot, w) == []
     assert "No Ollama (port 11434) or LM Studio (port 1234) is running here" in w.local_status.text()
     assert w.provider_box.currentText() == "OpenAI" and w.endpoint_edit.text() == "https://api.openai.com/v1"
     w.provider_box.setCurrentIndex(w.provider_box.count() - 1)

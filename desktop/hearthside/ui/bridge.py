@@ -17,7 +17,7 @@ import threading
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from PySide6.QtCore import QObject, Signal, Slot
+from PySide6.QtCore import QObject, Qt, Signal, Slot
 
 if TYPE_CHECKING:
     from ..app.alerts import Notice
@@ -68,7 +68,11 @@ class Bridge(QObject):
         self._runtime_provider = runtime_provider
         self._pool = concurrent.futures.ThreadPoolExecutor(
             max_workers=max_workers, thread_name_prefix="hearthside-ui-work")
-        self._finished.connect(self._deliver)
+        # Always queued, even when emitted on the Qt thread: a call that finished before its
+        # done-callback was attached reports from the Qt thread, and a direct delivery would
+        # then overtake what the work posted while it ran (a chat turn "ended" before its
+        # streamed pieces were shown).
+        self._finished.connect(self._deliver, Qt.ConnectionType.QueuedConnection)
         self._closed = threading.Event()
 
     # --- service subscriptions -------------------------------------------------------------
@@ -124,6 +128,16 @@ class Bridge(QObject):
                 self.service_error.emit(str(exc) or type(exc).__name__)
         elif done is not None:
             self._finished.emit(done, future.result(), False)
+
+    def post(self, callback: Callable[[Any], None], value: Any) -> None:
+        """Run ``callback(value)`` on the Qt thread; may be called from any thread.
+
+        It travels the same queued signal as every finished :meth:`call` / :meth:`call_async`,
+        so it arrives in order with them: a piece of a streamed answer posted before the answer
+        ended is shown before the end is reported (a window's own cross-thread signal gives no
+        such order, and was seen to drop the pieces of a whole answer under load)."""
+        if not self._closed.is_set():
+            self._finished.emit(callback, value, False)
 
     @Slot(object, object, object)
     def _deliver(self, callback: Callable[[Any], None], value: Any, is_error: bool) -> None:

@@ -41,7 +41,7 @@ MODES = (("Ask before changes", PermissionMode.DEFAULT),
 class ChatWindow(QWidget):
     """One conversation at a time; closing the window hides it and keeps the conversation."""
 
-    # from the runtime thread (queued to the Qt thread)
+    # emitted on the Qt thread for what the runtime thread posts through the bridge (in order)
     _piece = Signal(str)
     _tool = Signal(object)
     _ask = Signal(object, object)  # ApprovalRequest, asyncio.Future
@@ -229,7 +229,7 @@ class ChatWindow(QWidget):
         session, mode = self.session, MODES[self.mode_box.currentIndex()][1]
         self.send_button.setEnabled(False)
         self.status.setText(f"Opening the chat with {self.persona}…")
-        self.bridge.call_async(lambda: session.open(mode, self._tool.emit),
+        self.bridge.call_async(lambda: session.open(mode, self._post_tool),
                                lambda notes: self._opened(session, notes),
                                lambda exc: self._open_failed(session, exc))
 
@@ -308,7 +308,14 @@ class ChatWindow(QWidget):
         self.send_button.setEnabled(False)
         self.stop_button.setEnabled(True)
         self.status.setText(f"{self.persona} is answering…")
-        self.bridge.call_async(lambda: session.send(text, self._piece.emit), self._finished, self._failed)
+        self.bridge.call_async(lambda: session.send(text, self._post_piece), self._finished, self._failed)
+
+    # --- from the runtime thread: through the bridge, in order with the turn's end ---------
+    def _post_piece(self, piece: str) -> None:
+        self.bridge.post(self._piece.emit, piece)
+
+    def _post_tool(self, event: ToolEvent) -> None:
+        self.bridge.post(self._tool.emit, event)
 
     def _finished(self, outcome: TurnOutcome) -> None:
         self._end_turn()
@@ -351,7 +358,7 @@ class ChatWindow(QWidget):
     # --- approval ----------------------------------------------------------------------
     async def _ask_on_runtime(self, request: ApprovalRequest) -> bool:
         fut: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
-        self._ask.emit(request, fut)
+        self.bridge.post(lambda pair: self._ask.emit(*pair), (request, fut))
         return await fut
 
     def _on_ask(self, request: ApprovalRequest, fut: Any) -> None:
