@@ -16,10 +16,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from privatebus import PrivateBus
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 ROOT = Path(__file__).resolve().parents[1]
-_worker_bus: list[object] = []
+_worker_bus: list[PrivateBus] = []
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -28,8 +29,6 @@ def pytest_configure(config: pytest.Config) -> None:
     worker = os.environ.get("PYTEST_XDIST_WORKER")
     if not worker or not os.environ.get("DBUS_SESSION_BUS_ADDRESS"):
         return
-    from privatebus import PrivateBus
-
     if not PrivateBus.available():
         return
     bus = PrivateBus(Path(tempfile.mkdtemp(prefix=f"hearthside-bus-{worker}-")))
@@ -74,8 +73,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def pytest_unconfigure(config: pytest.Config) -> None:
     while _worker_bus:
         bus = _worker_bus.pop()
-        bus.stop()  # type: ignore[attr-defined]
-        shutil.rmtree(bus.home, ignore_errors=True)  # type: ignore[attr-defined]
+        bus.stop()
+        shutil.rmtree(bus.home, ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)
@@ -119,8 +118,8 @@ IN_PROCESS_CLI_FILES = frozenset({
     "test_cli_foundation.py",
     "test_doctor.py",
     "test_drift_cli.py",
-    "test_mcp_cli.py",
     "test_malformed_app_files.py",
+    "test_mcp_cli.py",
     "test_mcp_secret_holes.py",
     "test_memory_cli.py",
     "test_model_client.py",

@@ -340,3 +340,34 @@ def test_persona_list_counts_files_in_plain_words(run_cli, app_paths) -> None:  
     one.mkdir(parents=True)
     (one / "SOUL.md").write_text("x")
     assert "\t1 file" in run_cli("persona", "list").stdout and "1 files" not in run_cli("persona", "list").stdout
+
+
+def test_a_test_workers_private_bus_has_a_keyring_of_its_own(tmp_path: Path, secret_service) -> None:  # type: ignore[no-untyped-def]
+    """What keeps parallel test workers apart (tests/privatebus.py): a secret stored on one
+    worker's bus is not on the run's bus, and both daemons end with stop()."""
+    import subprocess
+    import sys
+
+    from privatebus import PrivateBus
+
+    code = ("import keyring, sys\n"
+            "if len(sys.argv) > 1: keyring.set_password('hearthside-harness', 'k', sys.argv[1])\n"
+            "else: print(keyring.get_password('hearthside-harness', 'k'))")
+
+    def on(address: str, *args: str) -> str:
+        env = dict(os.environ, DBUS_SESSION_BUS_ADDRESS=address)
+        out = subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True, text=True,
+                             timeout=60, check=True)
+        return out.stdout.strip()
+
+    bus = PrivateBus(tmp_path / "bus")
+    try:
+        private = bus.start()
+        assert private != os.environ["DBUS_SESSION_BUS_ADDRESS"]
+        on(private, "only-here")
+        assert on(private) == "only-here"
+        assert on(os.environ["DBUS_SESSION_BUS_ADDRESS"]) == "None"
+    finally:
+        bus.stop()
+    assert bus.bus is not None and bus.bus.poll() is not None
+    assert bus.keyring is not None and bus.keyring.poll() is not None
