@@ -60,6 +60,8 @@ $(STAMP): pyproject.toml $(wildcard plugins/*/pyproject.toml) | $(SYSTEM)
 	@$(PY) -m pip --version >/dev/null 2>&1 || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --disable-pip-version-check -U pip setuptools wheel
 	$(PY) -m pip install -q --disable-pip-version-check -e '.[test,bundle]' $(addprefix -e ,$(PACKS))
+	@# Editable installs are not byte-compiled by pip: do it once here, not in every process.
+	$(PY) -m compileall -q desktop plugins >/dev/null
 	@touch $@
 
 clean:
