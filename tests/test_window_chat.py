@@ -271,3 +271,15 @@ def test_a_call_that_finished_before_its_callback_was_attached_still_reports_aft
     bridge._report(done, got.append, None)  # what add_done_callback does for a finished future
     qtbot.waitUntil(lambda: got[-1:] == ["end"], timeout=WAIT)
     assert got == [*range(100), "end"]
+
+
+def test_a_closed_bridge_takes_nothing_and_says_so(qtbot, bridge) -> None:  # type: ignore[no-untyped-def]
+    """After close (the app is quitting) a post is refused, so a waiting approval is denied
+    instead of waiting for an answer nobody can give."""
+    got: list[object] = []
+    assert bridge.post(got.append, 1) is True
+    qtbot.waitUntil(lambda: got == [1], timeout=WAIT)
+    bridge.close()
+    assert bridge.post(got.append, 2) is False
+    qtbot.wait(50)
+    assert got == [1]

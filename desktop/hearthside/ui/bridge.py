@@ -129,15 +129,17 @@ class Bridge(QObject):
         elif done is not None:
             self._finished.emit(done, future.result(), False)
 
-    def post(self, callback: Callable[[Any], None], value: Any) -> None:
-        """Run ``callback(value)`` on the Qt thread; may be called from any thread.
+    def post(self, callback: Callable[[Any], None], value: Any) -> bool:
+        """Run ``callback(value)`` on the Qt thread; may be called from any thread. False when
+        the bridge is closed (nothing will run).
 
         It travels the same queued signal as every finished :meth:`call` / :meth:`call_async`,
         so it arrives in order with them: a piece of a streamed answer posted before the answer
-        ended is shown before the end is reported (a window's own cross-thread signal gives no
-        such order, and was seen to drop the pieces of a whole answer under load)."""
-        if not self._closed.is_set():
-            self._finished.emit(callback, value, False)
+        ended is shown before the end is reported."""
+        if self._closed.is_set():
+            return False
+        self._finished.emit(callback, value, False)
+        return True
 
     @Slot(object, object, object)
     def _deliver(self, callback: Callable[[Any], None], value: Any, is_error: bool) -> None:

@@ -358,7 +358,8 @@ class ChatWindow(QWidget):
     # --- approval ----------------------------------------------------------------------
     async def _ask_on_runtime(self, request: ApprovalRequest) -> bool:
         fut: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
-        self.bridge.post(lambda pair: self._ask.emit(*pair), (request, fut))
+        if not self.bridge.post(lambda pair: self._ask.emit(*pair), (request, fut)):
+            return False  # the app is closing: nobody can answer, so the change is not made
         return await fut
 
     def _on_ask(self, request: ApprovalRequest, fut: Any) -> None:
