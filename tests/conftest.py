@@ -21,12 +21,19 @@ from privatebus import PrivateBus
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 ROOT = Path(__file__).resolve().parents[1]
 _worker_bus: list[PrivateBus] = []
+_run_dirs: list[Path] = []
 
 
 def pytest_configure(config: pytest.Config) -> None:
     """A pytest-xdist worker inside ``run-tests.sh``'s session gets a bus and keyring of its own
     (tests/privatebus.py): parallel tests must not see each other's secrets or notifications."""
     worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if not worker and getattr(config.option, "numprocesses", None):
+        # The controller, before it starts the workers: a folder they all share for work done
+        # once per run (tests/packfactory.py builds the pack wheels there); removed at the end.
+        shared = tempfile.mkdtemp(prefix="hearthside-run-")
+        os.environ["HEARTHSIDE_TEST_SHARED"] = shared
+        _run_dirs.append(Path(shared))
     if not worker or not os.environ.get("DBUS_SESSION_BUS_ADDRESS"):
         return
     if not PrivateBus.available():
@@ -75,6 +82,8 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         bus = _worker_bus.pop()
         bus.stop()
         shutil.rmtree(bus.home, ignore_errors=True)
+    while _run_dirs:
+        shutil.rmtree(_run_dirs.pop(), ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)

@@ -2,7 +2,11 @@
 
 Each pack is a tiny setuptools project written to a temporary folder; all of them are built in
 one ``pip wheel`` run (no network, no build isolation) and cached for the test session, since
-building is the slow part. Tests install the wheels with real pip into their own packs venv.
+building is the slow part (about 10 s of CPU). With parallel workers the whole run shares one
+build: the first worker to need it builds into ``$HEARTHSIDE_TEST_SHARED`` (a folder the
+controller makes, tests/conftest.py) under a file lock, the others wait and reuse it. Tests
+install the wheels with real pip into their own packs venv; a test that changes a wheel copies it
+first.
 """
 
 from __future__ import annotations
@@ -10,6 +14,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import importlib
+import os
 import shutil
 import subprocess
 import sys
@@ -253,11 +258,21 @@ def pip_wheel(projects: list[Path], out: Path) -> None:
 
 
 def wheels() -> dict[str, Path]:
-    """Every pack in PACKS built once per session: dist name -> wheel path."""
+    """Every pack in PACKS built once per session (once per run with parallel workers):
+    dist name -> wheel path."""
     if not _cache:
-        root = workdir()
-        projects = [write_project(root / "src", d, ep, code, files) for d, (ep, code, files) in PACKS.items()]
-        pip_wheel(projects, root / "wheels")
+        from filelock import FileLock
+
+        shared = os.environ.get("HEARTHSIDE_TEST_SHARED")
+        root = Path(shared) / "packfactory" if shared else workdir()
+        root.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(root / "build.lock")):
+            complete = root / "wheels" / ".complete"
+            if not complete.exists():  # a worker that died half-way leaves no marker: build again
+                projects = [write_project(root / "src", d, ep, code, files)
+                            for d, (ep, code, files) in PACKS.items()]
+                pip_wheel(projects, root / "wheels")
+                complete.touch()
         for d in PACKS:
             found = list((root / "wheels").glob(f"{d.replace('-', '_')}-1.0.0-*.whl"))
             assert found, f"no wheel built for {d}"
