@@ -28,8 +28,8 @@ def nothing_local(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def local_search_done(qtbot, w):  # type: ignore[no-untyped-def]
-    """Wait until the look for local servers has been shown; return what it found. (Not
-    waitSignal: the look starts in the constructor and may end before a test could listen.)"""
+    """Wait until the look for local servers has been shown; return what it found. (The state,
+    not the signal: the look starts in the constructor, so it may be over before a test listens.)"""
     qtbot.waitUntil(lambda: hasattr(w, "local_rows") and w.look_again.isEnabled(), timeout=WAIT)
     return w.local
 

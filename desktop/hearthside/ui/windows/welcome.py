@@ -58,7 +58,7 @@ class WelcomeWindow(QWidget):
 
     finished = Signal()
     persona_created = Signal(str)  # the new persona's name
-    found_local = Signal(object)  # the local servers found, a list (for tests)
+    found_local = Signal(object)  # the local servers found, a list (scripts/window_screenshots.py)
     tested = Signal(object)  # a CheckResult
     model_saved = Signal(str)
 
