@@ -42,11 +42,13 @@ class Events:
 
     def __init__(self) -> None:
         self.items: list = []  # type: ignore[type-arg]
+        self.times: list[float] = []  # time.monotonic() when each item arrived
         self._cond = threading.Condition()
 
     def __call__(self, event: object) -> None:
         with self._cond:
             self.items.append(event)
+            self.times.append(time.monotonic())
             self._cond.notify_all()
 
     def wait_for(self, pred: Callable[[object], bool], timeout: float = WAIT) -> object:
@@ -64,6 +66,11 @@ class Events:
     def matching(self, pred: Callable[[object], bool]) -> list:  # type: ignore[type-arg]
         with self._cond:
             return [e for e in self.items if pred(e)]
+
+    def matching_timed(self, pred: Callable[[object], bool]) -> list[tuple[float, object]]:
+        """``(arrival time, event)`` for each matching event, in arrival order."""
+        with self._cond:
+            return [(t, e) for t, e in zip(self.times, self.items, strict=True) if pred(e)]
 
 
 def is_event(persona: str, file: str, state: str | None = None) -> Callable[[object], bool]:

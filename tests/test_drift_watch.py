@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shutil
@@ -15,7 +16,7 @@ from pathlib import Path
 import pytest
 from drift_helpers import WAIT, Events, atomic_save, config_dir, is_event, make_persona
 from hearthside.app.context import AppContext
-from hearthside.app.drift import DriftError, DriftService
+from hearthside.app.drift import DEBOUNCE_MAX_WAIT, DEBOUNCE_QUIET, DriftError, DriftService
 from hearthside.core.drift import fingerprint
 
 
@@ -177,24 +178,32 @@ def test_burst_of_1000_writes_in_one_second_is_one_event(app: AppContext, isolat
     """The debounce: a 1,000-write burst is a handful of announcements, never a flood, and the
     last one carries the final content.
 
-    Each settled content change is an event (CONTRACTS §3): when the writer pauses for the
-    quiet time (100 ms) mid-burst, or the burst outlasts the longest wait (2 s), that pause
-    settles and announces the content of that moment. Throttling what reaches the person is
-    the notifier's job (tests/test_tray_app.py)."""
+    Each settled content change is an event (CONTRACTS §3): a key settles once no notice came
+    for the quiet time, or the longest wait passed. So two announcements of one file are at
+    least the quiet time apart (the next burst starts after the previous one settled), however
+    busy the machine is: the allowance is derived from that promise and the time the burst
+    really took to be announced, not from how fast this machine writes. A flood (one event
+    per write) breaks it. Throttling what reaches the person is the notifier's job
+    (tests/test_tray_app.py)."""
     root = make_persona(isolated_home, "alice")
     drift, events = started(app)
     start = time.monotonic()
     for i in range(1000):
         atomic_save(root / "SOUL.md", f"version {i}", tag=str(i))
         time.sleep(max(0.0, start + (i + 1) / 1000 - time.monotonic()))  # spread over ~1 s
-    took = time.monotonic() - start
     final = fingerprint("version 999")
-    events.wait_for(lambda e: is_event("alice", "SOUL.md", "drifted")(e))
-    settle(2.5)  # longer than the debounce's longest wait
-    got = events.matching(is_event("alice", "SOUL.md"))
-    allowed = 3 + int(took // 2.0)
-    assert 1 <= len(got) <= allowed, (took, got)
-    assert got[-1].fingerprint == final
+    events.wait_for(lambda e: is_event("alice", "SOUL.md")(e) and e.fingerprint == final)
+    settle(DEBOUNCE_MAX_WAIT + 0.5)  # nothing more may come once the final content is announced
+    got = events.matching_timed(is_event("alice", "SOUL.md"))
+    span = got[-1][0] - start
+    allowed = 1 + int(span / DEBOUNCE_QUIET)
+    assert 1 <= len(got) <= allowed, (span, [e for _t, e in got])
+    prints = [e.fingerprint for _t, e in got]
+    assert all(a != b for a, b in itertools.pairwise(prints)), "the same content was announced twice"
+    index = {fingerprint(f"version {i}"): i for i in range(1000)}
+    versions = [index[p] for p in prints if p in index]
+    assert versions == sorted(versions), "an older content was announced after a newer one"
+    assert prints[-1] == final
     assert by_file(drift.status(), "alice", "SOUL.md").current == final
 
 

