@@ -149,3 +149,110 @@ def test_plugins_install_refuses_a_wheel_for_another_platform_before_pip_runs(ru
     assert line.startswith("hearthside: Cannot install this pack: hs_alien-1.0-cp39-cp39-macosx_11_0_arm64.whl "
                            "is built for cp39-cp39-macosx_11_0_arm64"), line
     assert "\n" not in line
+
+
+def _fake_checkout(tmp_path: Path) -> Path:
+    """A checkout as ``install.sh --source`` needs it: a ``hearthside`` that says it ran, the
+    launcher and an icon."""
+    fake = tmp_path / "checkout"
+    (fake / ".venv" / "bin").mkdir(parents=True)
+    (fake / ".venv" / "bin" / "hearthside").write_text("#!/bin/sh\necho hearthside ran\n")
+    (fake / ".venv" / "bin" / "hearthside").chmod(0o755)
+    (fake / "packaging").mkdir()
+    shutil.copy(ROOT / "packaging" / "hearthside.desktop", fake / "packaging")
+    icons = fake / "build" / "icons" / "hicolor" / "16x16" / "apps"
+    icons.mkdir(parents=True)
+    (icons / "hearthside.png").write_bytes(b"png")
+    return fake
+
+
+def _script(name: str, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(ROOT / "packaging" / name), *args], env={"HOME": str(home), "PATH": "/usr/bin:/bin"},
+                          capture_output=True, text=True, timeout=60, check=False)
+
+
+def _desktop_string(value: str) -> str:
+    """Undo a Desktop Entry string's escapes (\\s \\n \\t \\r \\\\)."""
+    out, i = [], 0
+    while i < len(value):
+        if value[i] == "\\" and i + 1 < len(value):
+            out.append({"s": " ", "n": "\n", "t": "\t", "r": "\r", "\\": "\\"}.get(value[i + 1], "\\" + value[i + 1]))
+            i += 2
+        else:
+            out.append(value[i])
+            i += 1
+    return "".join(out)
+
+
+def _exec_args(value: str) -> list[str]:
+    """Split an Exec value into arguments as the Desktop Entry spec says: string escapes first,
+    then quoted arguments (\\" \\` \\$ \\\\ inside quotes), "%%" for "%", no other field code."""
+    text = _desktop_string(value)
+    args: list[str] = []
+    i = 0
+    while i < len(text):
+        if text[i] == " ":
+            i += 1
+            continue
+        cur = []
+        if text[i] == '"':
+            i += 1
+            while text[i] != '"':
+                if text[i] == "\\":
+                    assert text[i + 1] in '"`$\\', f"bad escape in {value!r}"
+                    i += 1
+                cur.append(text[i])
+                i += 1
+            i += 1
+        else:
+            while i < len(text) and text[i] != " ":
+                assert text[i] not in '"\'\\><~|&;$*?#()`\t\n', f"reserved character unquoted in {value!r}"
+                cur.append(text[i])
+                i += 1
+        arg = "".join(cur)
+        assert "%" not in arg.replace("%%", ""), f"a field code in {value!r}"
+        args.append(arg.replace("%%", "%"))
+    return args
+
+
+@pytest.mark.parametrize("name", ["a&b", "a|b", "a b", 'a"b', "a'b", "a$HOME", "100%", "a\\b", "a`id`b",
+                                  "&|$%\\\"' `x`;#"])
+def test_install_with_a_home_of_any_name_writes_a_launcher_that_runs_it_and_uninstall_removes_it(
+        tmp_path: Path, name: str) -> None:
+    """Issue 18: "&" in HOME garbled Exec= (sed's replacement), "|" broke the sed program and
+    left a half install with no manifest. The launcher's Exec=, read back by the spec, is the
+    installed command, whatever the folder is called."""
+    fake = _fake_checkout(tmp_path)
+    home = tmp_path / f"home {name}"
+    home.mkdir()
+    before = _tree(home)
+    proc = _script("install.sh", home, "--source", str(fake))
+    assert proc.returncode == 0, proc.stderr
+    link = home / ".local" / "bin" / "hearthside"
+    desktop = home / ".local" / "share" / "applications" / "hearthside.desktop"
+    entries = dict(line.split("=", 1) for line in desktop.read_text().splitlines() if "=" in line)
+    args = _exec_args(entries["Exec"])
+    assert args == [str(link)]
+    assert _desktop_string(entries["TryExec"]) == str(link)
+    ran = subprocess.run(args, capture_output=True, text=True, timeout=60, check=False)
+    assert ran.stdout == "hearthside ran\n"
+    if shutil.which("desktop-file-validate"):
+        check = subprocess.run(["desktop-file-validate", str(desktop)], capture_output=True, text=True, check=False)
+        assert check.returncode == 0 and check.stdout == "", check.stdout
+    gone = _script("uninstall.sh", home)
+    assert gone.returncode == 0, gone.stderr
+    assert _tree(home) == before
+
+
+def test_an_install_that_fails_part_way_leaves_nothing_behind(tmp_path: Path) -> None:
+    """The icon folder cannot be made (a file is in the way): the command link and the launcher
+    already made are taken back, so nothing is left without a manifest to remove it."""
+    fake = _fake_checkout(tmp_path)
+    home = tmp_path / "home"
+    (home / ".local" / "share" / "icons" / "hicolor").mkdir(parents=True)
+    (home / ".local" / "share" / "icons" / "hicolor" / "16x16").write_text("in the way\n")
+    before = _tree(home)
+    proc = _script("install.sh", home, "--source", str(fake))
+    assert proc.returncode != 0
+    assert "the install did not finish; what it had made was removed." in proc.stderr
+    assert _tree(home) == before

@@ -231,3 +231,54 @@ def test_a_file_changed_after_it_was_shown_is_not_approved_unseen(window, qtbot,
     with qtbot.waitSignal(window.approved, timeout=WAIT):
         window.approve_button.click()
     qtbot.waitUntil(lambda: waiting(app_context.drift) == [], timeout=WAIT)
+
+
+def test_approve_under_a_writer_records_only_what_was_shown(window, qtbot, app_context, persona) -> None:  # type: ignore[no-untyped-def]
+    """Issue 18: a writer rewrites SOUL.md in a loop while Approve is pressed 60 times. Every
+    approval records exactly the text the window showed when it was pressed, never a newer one
+    (a second read after the check let unseen text through, 3 of 60 on the old code)."""
+    import threading
+
+    from hearthside.app.drift import DriftService
+
+    drift: DriftService = app_context.drift
+    unit = next(u for u in drift.units() if u.persona == "juniper")
+    stop = threading.Event()
+
+    def writer() -> None:
+        n = 0
+        while not stop.is_set():
+            n += 1
+            atomic_save(persona / "SOUL.md", f"Version {n}.\n", "writer")
+
+    thread = threading.Thread(target=writer, daemon=True)
+    thread.start()
+    approvals = refusals = 0
+    try:
+        for _ in range(60):
+            qtbot.waitUntil(lambda: window.item is not None and window.item.can_approve, timeout=WAIT)
+            shown = "\n".join(r.text for r in window.item.rows if r.kind in ("add", "context"))
+            with qtbot.waitSignal(window.approved, timeout=WAIT) as blocker, \
+                    qtbot.waitSignal(window.refreshed, timeout=WAIT):
+                window.approve_button.click()
+            if blocker.args[0]:
+                approvals += 1
+                baseline, _ = drift.store.load(unit.key, "SOUL.md")
+                assert baseline is not None and baseline.content.rstrip("\n") == shown
+            else:
+                refusals += 1
+                assert "changed again since it was shown" in window.status.text()
+    finally:
+        stop.set()
+        thread.join(10)
+    assert approvals + refusals == 60
+    # The writer has stopped: once the window shows the last version, that version is approved.
+    with qtbot.waitSignal(window.refreshed, timeout=WAIT):
+        window.refresh()
+    assert window.item is not None
+    shown = "\n".join(r.text for r in window.item.rows if r.kind in ("add", "context"))
+    with qtbot.waitSignal(window.approved, timeout=WAIT) as blocker:
+        window.approve_button.click()
+    baseline, _ = drift.store.load(unit.key, "SOUL.md")
+    assert blocker.args[0] and baseline is not None and baseline.content.rstrip("\n") == shown
+    assert (persona / "SOUL.md").read_text().rstrip("\n") == shown

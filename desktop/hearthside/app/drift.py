@@ -14,7 +14,7 @@ import hashlib
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from ..adapters.watcher import WatchReport
 
 __all__ = [
-    "DEBOUNCE_MAX_WAIT", "DEBOUNCE_QUIET", "MAX_SKILLS", "SKILLS", "SKILL_FILE", "DriftError",
+    "CHANGED_SINCE_SHOWN", "DEBOUNCE_MAX_WAIT", "DEBOUNCE_QUIET", "MAX_SKILLS", "SKILLS", "SKILL_FILE", "DriftError",
     "DriftEvent", "DriftService", "FileStatus", "HeldBack", "Observation", "Unit",
 ]
 
@@ -60,6 +60,16 @@ DEBOUNCE_QUIET = 0.1
 DEBOUNCE_MAX_WAIT = 2.0
 #: At most this many skills per persona are tracked, so a huge skills/ cannot stall a scan.
 MAX_SKILLS = 256
+
+
+#: The reason on a status :meth:`DriftService.approve_shown` left waiting: it changed since shown.
+CHANGED_SINCE_SHOWN = "changed since it was shown"
+
+
+def shown_fingerprint(reading: Reading) -> str:
+    """The fingerprint of a version as shown: its SHA-256, or "" when absent or unusable (the
+    same value a status's ``current`` carries)."""
+    return reading.sha256 if reading.body is not None else ""
 
 
 class DriftError(Exception):
@@ -356,11 +366,34 @@ class DriftService:
         """Approve files (a file, a persona's folder or name, or everything when ``paths`` is
         empty): their current content becomes the new baseline. Writes only the state dir.
 
+        Each file is read once and that very reading (its text and fingerprint) is what gets
+        recorded, so what is approved is always one whole version of the file.
+
         Returns the statuses acted on: each approval (state ``approved``, or ``missing`` for an
         approved removal), then each file that could not be approved because it cannot be used
         (state ``rejected``, with the reason), so the caller can say so. When every file named
         was of that kind, :class:`DriftError` is raised instead.
         """
+        done, _ = self._approve(paths, None)
+        return done
+
+    def approve_shown(self, shown: Mapping[str, str]) -> tuple[list[FileStatus], list[FileStatus]]:
+        """Approve each file (path → the fingerprint of the version the person was shown, ""
+        for "absent" or "unusable") only if its content still has that fingerprint.
+
+        Why: a window shows a file, the person reads it and presses Approve; the file may be
+        rewritten in between. The check and the record use the same single read, so content
+        nobody was shown can never be approved. Returns ``(done, changed)``: what
+        :meth:`approve` returns, and the current status of each file left waiting because it
+        changed since it was shown.
+        """
+        if not shown:
+            return [], []
+        return self._approve(list(shown), {os.path.abspath(p): fp for p, fp in shown.items()})
+
+    def _approve(self, paths: list[str] | None,
+                 expected: Mapping[str, str] | None) -> tuple[list[FileStatus], list[FileStatus]]:
+        changed: list[FileStatus] = []
         with self._lock:
             targets: list[tuple[Unit, str | None]] = []
             if not paths:
@@ -375,8 +408,11 @@ class DriftService:
                     self.scan_unit(unit)  # spend first-use trust before approving
                     names = [only] if only else self.file_names(unit)
                     for name in names:
-                        obs = self._approve_file(unit, name)
-                        if obs is not None:
+                        expect = None if expected is None else expected.get(str(unit.path_of(name)))
+                        obs = self._approve_file(unit, name, expect)
+                        if obs is not None and obs.status.reason == CHANGED_SINCE_SHOWN:
+                            changed.append(obs.status)
+                        elif obs is not None:
                             if obs.status.state == REJECTED:
                                 refused.append(obs.status)
                             else:
@@ -384,21 +420,32 @@ class DriftService:
                     self.store.mark_scanned(unit.key, {"root": str(unit.root), "persona": unit.persona})
             except BaselineWriteError as exc:
                 raise DriftError(str(exc)) from exc
-            if refused and paths and not done:
+            if refused and paths and not done and not changed:
                 raise DriftError(
                     "Nothing was approved: " + "; ".join(f"{r.path}: {r.reason}" for r in refused)
                     + ". Fix the file and approve again."
                 )
         for obs in done:  # announced outside the lock: a subscriber may call back into us
             self.live.announce(obs)
-        return [o.status for o in done] + refused
+        return [o.status for o in done] + refused, changed
 
-    def _approve_file(self, unit: Unit, name: str) -> Observation | None:
+    def _approve_file(self, unit: Unit, name: str, expect: str | None = None) -> Observation | None:
         """Make one file's current content (and, for a link leading outside, its target) its
         baseline, or approve its removal; ``None`` when there is nothing to do. A file that
-        cannot be used (a special file under /proc, say) comes back ``rejected``, unsaved."""
+        cannot be used (a special file under /proc, say) comes back ``rejected``, unsaved.
+
+        With ``expect`` (the fingerprint the person was shown), a reading with any other
+        fingerprint is not recorded: it comes back with the reason :data:`CHANGED_SINCE_SHOWN`
+        and its current state."""
         reading = self._read(unit, name)
         path = str(unit.path_of(name))
+        if expect is not None and shown_fingerprint(reading) != expect:
+            baseline, damage = self.store.load(unit.key, name)
+            verdict = judge(reading, baseline, baseline_error=damage, first_scan=False)
+            return Observation(FileStatus(unit.persona, name, path, verdict.state,
+                                          baseline.sha256 if baseline else "", shown_fingerprint(reading),
+                                          reading.findings, CHANGED_SINCE_SHOWN, reading.link_target),
+                               None, reading.body)
         if not reading.exists:
             if name in self.store.files(unit.key) or self.store.load(unit.key, name)[1]:
                 self.store.remove(unit.key, name)
@@ -421,6 +468,13 @@ class DriftService:
 
     def diff(self, path: str) -> str:
         """A unified diff from the approved copy to the current content of one file."""
+        return self.diff_shown(path)[0]
+
+    def diff_shown(self, path: str) -> tuple[str, str, str | None]:
+        """``(diff, fingerprint, body)`` from one read of the file: the diff of :meth:`diff`,
+        the fingerprint of the version it shows (what :meth:`approve_shown` takes) and that
+        version's usable text (None when absent or unusable), so a window shows, scans and
+        approves the very same version."""
         targets = self._resolve(path)
         unit, name = targets[0]
         if name is None:
@@ -441,6 +495,7 @@ class DriftService:
         elif baseline is None:
             header += "# no approved copy yet: everything shows as added\n"
         current = reading.body
+        fp = shown_fingerprint(reading)
         if current is None and reading.exists:
             header += f"# the current file is not used: {reading.reason}\n"
             shown = read_persona_file(unit.soul_file or unit.root / name, name)
@@ -448,7 +503,7 @@ class DriftService:
         elif current is None:
             header += "# the file does not exist now\n"
             current = ""
-        return header + unified_diff(baseline.content if baseline else "", current, name)
+        return header + unified_diff(baseline.content if baseline else "", current, name), fp, reading.body
 
     # -- live watching (threads and timing live in drift_live.LiveDrift) ------------------
 

@@ -49,6 +49,9 @@ class ReviewItem:
     notes: tuple[str, ...] = ()
     findings: tuple[Finding, ...] = ()
     folder_gone: bool = False  # the whole persona folder is gone: nothing left to approve
+    #: The fingerprint of the version the diff and findings show ("" for absent or unusable):
+    #: Approve records the file only while it still has exactly this one.
+    shown: str = ""
 
     @property
     def path(self) -> str:
@@ -103,12 +106,13 @@ def parse_diff(text: str) -> tuple[list[str], list[DiffRow]]:
     return notes, rows
 
 
-def findings_in(path: str) -> list[Finding]:
-    """Every injection finding in the file's current text, with line numbers."""
-    pf = read_persona_file(path, scan=False)
-    if pf.body is None:
+def findings_in(path: str, body: str | None = None) -> list[Finding]:
+    """Every injection finding in ``body`` (the version shown), or else in the file's current
+    text, with line numbers."""
+    if body is None:
+        body = read_persona_file(path, scan=False).body
+    if body is None:
         return []
-    body = pf.body
     out = []
     for hit in scan_all(body):
         lead = len(hit.matched) - len(hit.matched.lstrip()) if hit.kind == "marker" else 0
@@ -127,19 +131,24 @@ def review_item(drift: Any, status: FileStatus) -> ReviewItem:
                 else "The file no longer exists. Approve to accept that it was removed.")
         st = status if status.state == MISSING else FileStatus(
             status.persona, status.file, status.path, MISSING, status.baseline, "", (), note)
+        fp = ""
         try:
-            notes, rows = parse_diff(drift.diff(status.path))
+            text, fp, _ = drift.diff_shown(status.path)
+            notes, rows = parse_diff(text)
         except DriftError:
             notes, rows = [], []
-        return ReviewItem(st, tuple(rows), (note, *notes), folder_gone=folder_gone)
+        return ReviewItem(st, tuple(rows), (note, *notes), folder_gone=folder_gone, shown=fp)
+    body: str | None = None
     try:
-        notes, rows = parse_diff(drift.diff(status.path))
+        text, fp, body = drift.diff_shown(status.path)  # one read: the diff, its fingerprint, its text
+        notes, rows = parse_diff(text)
     except DriftError as exc:
-        notes, rows = [str(exc)], []
+        notes, rows, fp = [str(exc)], [], status.current
     extra = [f for f in status.findings if " contains an " not in f]  # e.g. a link leading outside
     if status.reason and status.state in (REJECTED, MISSING):  # the title already says "changed"/"new"
         extra.insert(0, status.reason)
-    return ReviewItem(status, tuple(rows), tuple(extra + notes), tuple(findings_in(status.path)))
+    found = findings_in(status.path, body) if body is not None else []
+    return ReviewItem(status, tuple(rows), tuple(extra + notes), tuple(found), shown=fp)
 
 
 @dataclass(frozen=True)
@@ -151,21 +160,16 @@ class ApproveOutcome:
     changed_since_shown: tuple[FileStatus, ...] = ()
 
 
-def approve(drift: Any, shown: list[FileStatus]) -> ApproveOutcome:
-    """Approve exactly the files the person saw, as they saw them: a file whose content changed
-    since (a newer fingerprint now) is left waiting, so nobody approves text they never read.
+def approve(drift: Any, shown: list[FileStatus] | list[ReviewItem]) -> ApproveOutcome:
+    """Approve exactly the files the person saw, as they saw them: each is recorded only while
+    its content still has the fingerprint that was shown (a :class:`ReviewItem`'s diff, or a
+    listed status's), checked and recorded from one read by ``DriftService.approve_shown``; a
+    file that changed since is left waiting, so nobody approves text they never read.
     An empty list approves nothing (never "everything" by accident)."""
     if not shown:
         return ApproveOutcome()
-    now = {s.path: s for s in waiting(drift)}
-    fresh, stale = [], []
-    for st in shown:
-        cur = now.get(st.path)
-        if cur is not None and (cur.current != st.current or cur.state != st.state):
-            stale.append(cur)
-        else:
-            fresh.append(st.path)
-    done = list(drift.approve(fresh)) if fresh else []
+    prints = {s.path: s.shown if isinstance(s, ReviewItem) else s.current for s in shown}
+    done, stale = drift.approve_shown(prints)
     return ApproveOutcome(tuple(done), tuple(stale))
 
 

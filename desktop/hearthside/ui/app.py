@@ -541,7 +541,7 @@ def run_app(app: AppContext) -> int:
     qapp.setWindowIcon(hearth_icon())
     from .single import SingleInstance
 
-    single = SingleInstance(app.paths.config_dir)
+    single = SingleInstance(app.paths.config_dir, state_dir=app.paths.state_dir)
     if not single.claim():
         print("hearthside: already running; brought it forward", flush=True)
         return 0

@@ -274,7 +274,7 @@ class ReviewWindow(QWidget):
     def approve_selected(self) -> None:
         if self.item is None:
             return
-        self._approve([self.item.status])
+        self._approve([self.item])  # the version on screen, by its fingerprint
 
     def ask_approve_all(self) -> None:
         """Confirm with the list of files, then approve exactly those."""
@@ -291,7 +291,7 @@ class ReviewWindow(QWidget):
         self.confirm_box = box
         box.open()
 
-    def _approve(self, shown: list[FileStatus]) -> None:
+    def _approve(self, shown: list[FileStatus] | list[review_app.ReviewItem]) -> None:
         self.status.setText("Approving…")
         drift = self.app.drift
         self.bridge.call(lambda: review_app.approve(drift, shown), self._approved, self._approve_failed)
