@@ -24,7 +24,7 @@ from .tools import Targeted, Tool, ToolEnv
 #: A run of this many spaces (or more) is shown as ``␠×N``, so it cannot push the rest of an
 #: argument out of sight; so are spaces at either end of a value.
 SPACE_RUN = 3
-_SPACES_RX = re.compile(r"^ +| +$| {%d,}" % SPACE_RUN)
+_SPACES_RX = re.compile(r"^ +| +$| {" + str(SPACE_RUN) + ",}")
 #: Characters shown as ``\\uXXXX``: besides the controls, every space that is not U+0020 (a
 #: run of em spaces hides as well as plain ones) and the ``␠`` marker itself, so a value cannot
 #: fake a marker.
