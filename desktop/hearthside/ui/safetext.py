@@ -168,5 +168,12 @@ def message_box(parent: QWidget | None, title: str, text: str,
     return box
 
 
+def informative(box: QMessageBox, text: str) -> None:
+    """Set a message box's informative text as plain text (its label guesses otherwise)."""
+    box.setInformativeText(text)
+    for lab in box.findChildren(QLabel, "qt_msgbox_informativelabel"):
+        lab.setTextFormat(PLAIN)
+
+
 __all__ = ["Markup", "PlainLabel", "RichLabel", "SafeBrowser", "as_markup", "escape", "menu_text",
-           "message_box", "one_line", "rich", "tip"]
+           "informative", "message_box", "one_line", "rich", "tip"]

@@ -27,7 +27,7 @@ from ...app import review as review_app
 from ...app.context import AppContext
 from ...app.drift import FileStatus
 from ..bridge import Bridge
-from ..safetext import Markup, PlainLabel, RichLabel, SafeBrowser, escape, message_box, rich, tip
+from ..safetext import Markup, PlainLabel, RichLabel, SafeBrowser, escape, informative, message_box, rich, tip
 from .common import PathMessage, UrlOpener, close_on_escape, desktop_open, open_path
 
 STATE_TEXT = {
@@ -278,7 +278,7 @@ class ReviewWindow(QWidget):
         shown = list(self.files)
         box = message_box(self, "Approve all changes?", f"Approve these {len(shown)} files as they are now?",
                           QMessageBox.Icon.Question)
-        box.setInformativeText("\n".join(file_label(f) for f in self.files))
+        informative(box, "\n".join(file_label(f) for f in self.files))
         box.setStandardButtons(QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel)
         box.button(QMessageBox.StandardButton.Yes).setText("Approve all")
         box.setDefaultButton(QMessageBox.StandardButton.Cancel)
