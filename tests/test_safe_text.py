@@ -53,9 +53,8 @@ def assert_shown_as_text(window: Any, marker: str = "<img") -> int:
     """Every label showing ``marker`` shows it as plain text; every tooltip carrying it is
     escaped; every document view refuses resources; nothing red is drawn. Returns how many
     places carried the marker (a walk that found none proves nothing)."""
-    from PySide6.QtWidgets import QLabel, QTextEdit, QTreeWidget, QWidget
-
     from hearthside.ui.safetext import SafeBrowser
+    from PySide6.QtWidgets import QLabel, QTextEdit, QTreeWidget, QWidget
 
     seen = 0
     for lab in window.findChildren(QLabel):
@@ -87,9 +86,8 @@ def assert_shown_as_text(window: Any, marker: str = "<img") -> int:
 
 def test_a_check_in_reply_with_an_image_shows_as_text_and_loads_nothing(qtbot, app_context, red_png) -> None:  # type: ignore[no-untyped-def]
     """Fails before the fix: the banner label was AutoText, so the reply's <img> was loaded and drawn."""
-    from personas import make_persona
-
     from hearthside.ui.windows.chat import ChatWindow
+    from personas import make_persona
 
     make_persona(app_context)
     bridge = next(make_bridge(app_context))
@@ -137,8 +135,6 @@ def test_the_helpers_escape_what_they_are_given() -> None:
 # --- (b) every window, hostile text in every service value it shows ------------------------------
 
 def test_every_window_shows_hostile_service_text_as_text(qtbot, app_context, red_png, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    from personas import make_persona
-
     from hearthside.app.plugins import PluginService
     from hearthside.ui.windows.about import AboutWindow
     from hearthside.ui.windows.mcp import McpWindow
@@ -148,6 +144,7 @@ def test_every_window_shows_hostile_service_text_as_text(qtbot, app_context, red
     from hearthside.ui.windows.review import ReviewWindow
     from hearthside.ui.windows.settings import SettingsWindow
     from hearthside.ui.windows.welcome import WelcomeWindow
+    from personas import make_persona
 
     bad = hostile(red_png)
     make_persona(app_context)

@@ -175,5 +175,17 @@ def informative(box: QMessageBox, text: str) -> None:
         lab.setTextFormat(PLAIN)
 
 
-__all__ = ["Markup", "PlainLabel", "RichLabel", "SafeBrowser", "as_markup", "escape", "menu_text",
-           "informative", "message_box", "one_line", "rich", "tip"]
+__all__ = [
+    "Markup",
+    "PlainLabel",
+    "RichLabel",
+    "SafeBrowser",
+    "as_markup",
+    "escape",
+    "informative",
+    "menu_text",
+    "message_box",
+    "one_line",
+    "rich",
+    "tip",
+]

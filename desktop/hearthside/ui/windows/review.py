@@ -27,7 +27,17 @@ from ...app import review as review_app
 from ...app.context import AppContext
 from ...app.drift import FileStatus
 from ..bridge import Bridge
-from ..safetext import Markup, PlainLabel, RichLabel, SafeBrowser, escape, informative, message_box, rich, tip
+from ..safetext import (
+    Markup,
+    PlainLabel,
+    RichLabel,
+    SafeBrowser,
+    escape,
+    informative,
+    message_box,
+    rich,
+    tip,
+)
 from .common import PathMessage, UrlOpener, close_on_escape, desktop_open, open_path
 
 STATE_TEXT = {
