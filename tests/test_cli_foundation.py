@@ -371,3 +371,21 @@ def test_a_test_workers_private_bus_has_a_keyring_of_its_own(tmp_path: Path, sec
         bus.stop()
     assert bus.bus is not None and bus.bus.poll() is not None
     assert bus.keyring is not None and bus.keyring.poll() is not None
+
+
+def test_persona_list_prints_one_line_per_persona_whatever_its_folder_is_called(run_cli, app_paths) -> None:  # type: ignore[no-untyped-def]
+    """Issue 18, hole 9: a folder name with a newline, a tab or a right-to-left override cannot
+    split a line, shift a column or reverse what the terminal shows; --json keeps the real name."""
+    names = ["two\nlines", "tab\there", "evil\u202egpj.exe", "Tom & Jerry"]
+    for n in names:
+        (app_paths.personas_dir / n).mkdir(parents=True)
+    out = run_cli("persona", "list")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert len(lines) == len(names)
+    assert all(len(line.split("\t")) == 3 for line in lines)  # name, path, files: columns hold
+    shown = sorted(line.split("\t")[0] for line in lines)
+    assert shown == sorted(["two\\x0alines", "tab\\x09here", "evil\\u202egpj.exe", "Tom & Jerry"])
+    assert "\u202e" not in out.stdout
+    listed = json.loads(run_cli("persona", "list", "--json").stdout)
+    assert sorted(p["name"] for p in listed) == sorted(names)

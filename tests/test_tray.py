@@ -124,3 +124,32 @@ def test_tray_menu_quit_ends_the_app(xserver_with_tray, tmp_path: Path) -> None:
         if app.poll() is None:
             app.terminate()
             app.wait(15)
+
+
+def test_persona_names_are_shown_safely_in_the_menu_and_the_window(qtbot, app_context, app_paths) -> None:  # type: ignore[no-untyped-def]
+    """Issue 18, hole 9: ``&`` is not a mnemonic, a right-to-left override or a newline in a folder
+    name is shown as an escape (one entry, read as written)."""
+    from hearthside.ui.app import Shell
+    from hearthside.ui.tray import MainWindow, TrayController
+
+    names = {"Tom & Jerry": "Tom && Jerry", "evil\u202egpj.exe": "evil\\u202egpj.exe",
+             "two\nlines": "two\\x0alines", "<img src=x>": "<img src=x>"}
+    for n in names:
+        (app_paths.personas_dir / n).mkdir(parents=True)
+    shell = Shell(app_context, opener=lambda p: True)
+    ctl = TrayController(shell)
+    shell.refresh()
+    qtbot.waitUntil(lambda: shell.rows_loaded and len(shell.rows) == len(names), timeout=10_000)
+    ctl.rebuild_menu()
+    titles = [a.menu().title() for a in ctl.menu.actions() if a.menu() is not None]
+    assert sorted(titles) == sorted(names.values())
+    for t in titles:
+        assert "\n" not in t and "\u202e" not in t
+        assert t.replace("&&", "").count("&") == 0  # no single & left to become a mnemonic
+    win = MainWindow(shell)
+    qtbot.addWidget(win)
+    win.refresh()
+    rows = [win.list.item(i).text() for i in range(win.list.count())]
+    assert len(rows) == len(names) and all("\n" not in r and "\u202e" not in r for r in rows)
+    shell.quitting = True  # closing the window at teardown is not a quit
+    shell.bridge.close()

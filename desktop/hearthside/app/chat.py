@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.agent import Agent, AgentResult, ModelError, ToolCall, ToolEvent
-from ..core.approval import describe_call
+from ..core.approval import describe_call, shown
 from ..core.tools import PermissionMode, Tool
 
 #: Argument names that name the thing a tool acts on, shown first in an approval prompt.
@@ -56,15 +56,15 @@ def approval_request(tool: Tool, call: ToolCall, args: Mapping[str, Any], env: A
             except Exception:  # noqa: BLE001 - fall back to the raw arguments
                 given = None
             if isinstance(given, Mapping) and given:
-                items = [(str(k), _short(v, 400)) for k, v in given.items()]
+                items = [(str(k), shown(v)) for k, v in given.items()]  # in full: nothing hidden
                 items.sort(key=lambda kv: 0 if kv[0] == "path" else 1)
                 return ApprovalRequest(call.name, tuple(items))
     fields: list[tuple[str, str]] = []
     target = next((k for k in _TARGET_KEYS if k in args), None)
     if target is not None:
-        fields.append(("path" if target in ("path", "file", "file_path") else target, _short(args[target], 400)))
+        fields.append(("path" if target in ("path", "file", "file_path") else target, shown(args[target])))
     fields.append(("action", call.name))
-    fields += [(str(k), _short(v, 200)) for k, v in args.items() if k != target]
+    fields += [(str(k), shown(v)) for k, v in args.items() if k != target]
     return ApprovalRequest(call.name, tuple(fields))
 
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from ..app.personas import PersonaError
+from ..core.termsafe import visible_line
 from .common import echo, emit_json, get_app, handled, json_option
 
 if TYPE_CHECKING:
@@ -33,7 +34,8 @@ def list_cmd(ctx: click.Context, as_json: bool) -> None:
     for i in infos:
         state = "" if i.exists else "  (folder missing)"
         count = f"{len(i.files)} file{'' if len(i.files) == 1 else 's'}"
-        echo(f"{i.name}\t{i.path}\t{count}{state}")
+        # one persona = one line: a newline, tab or bidi override in a folder name is an escape
+        echo(f"{visible_line(i.name)}\t{visible_line(str(i.path))}\t{count}{state}")
 
 
 @persona.command("new")

@@ -3,21 +3,32 @@
 A prompt that shows arguments as the model wrote them can hide the real target: a path of
 ``notes/`` + 130 slashes + ``../SOUL.md`` cut at 120 characters looks harmless. So a request
 leads with the *action* and the *resolved target path*, in full, taken from the tool itself
-(the optional ``Targeted`` capability), and only then the other arguments, each shortened.
+(the optional ``Targeted`` capability), and only then the other arguments.
+
+An argument is never cut either: ``ls -la ~/Documents`` + 230 spaces + ``; curl … | sh`` cut
+at 200 characters hides what will run. Every argument is shown in full, with whitespace made
+visible (:func:`shown`): a run of spaces as ``␠×230``, tabs and line breaks as escapes.
 """
 
 from __future__ import annotations
 
 import json
-import unicodedata
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .termsafe import visible_line
 from .tools import Targeted, Tool, ToolEnv
 
-#: How much of each non-target argument a prompt shows (the target path is never cut).
-MAX_SHOWN_VALUE = 200
+#: A run of this many spaces (or more) is shown as ``␠×N``, so it cannot push the rest of an
+#: argument out of sight; so are spaces at either end of a value.
+SPACE_RUN = 3
+_SPACES_RX = re.compile(r"^ +| +$| {" + str(SPACE_RUN) + ",}")
+#: Characters shown as ``\\uXXXX``: besides the controls, every space that is not U+0020 (a
+#: run of em spaces hides as well as plain ones) and the ``␠`` marker itself, so a value cannot
+#: fake a marker.
+_ODD_SPACE_RX = re.compile(r"[\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000\u2420]")
 
 
 @dataclass(frozen=True)
@@ -43,28 +54,24 @@ class ApprovalRequest:
 
     def lines(self) -> list[str]:
         """The headline, then ``  name = value`` per other argument."""
-        return [self.headline(), *(visible(f"  {k} = {v}") for k, v in self.rest)]
+        return [self.headline(), *(f"  {visible(k)} = {v}" for k, v in self.rest)]
 
 
 def visible(text: str) -> str:
     """``text`` with control, format and line-separator characters shown as escapes, so a
     path cannot hide a part of itself (a right-to-left override, an escape sequence, a
     carriage return that draws over the line)."""
-    out = []
-    for ch in text:
-        if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp"):
-            code = ord(ch)
-            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
-        else:
-            out.append(ch)
-    return "".join(out)
+    return visible_line(text)
 
 
-def _short(value: Any) -> str:
+def shown(value: Any) -> str:
+    """An argument as a prompt shows it: in full, on one line, nothing invisible. Controls,
+    tabs and line breaks are escapes (:func:`visible`); unusual spaces are ``\\uXXXX``; a run of
+    :data:`SPACE_RUN` or more spaces, and spaces at either end, are ``␠×N`` (one: ``␠``)."""
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    if len(text) > MAX_SHOWN_VALUE:
-        return f"{text[:MAX_SHOWN_VALUE]}… ({len(text)} characters)"
-    return text
+    text = _ODD_SPACE_RX.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
+    text = _SPACES_RX.sub(lambda m: "␠" if len(m.group(0)) == 1 else f"␠×{len(m.group(0))}", text)
+    return visible(text)
 
 
 def describe_call(tool: Tool, args: Mapping[str, Any], env: ToolEnv) -> ApprovalRequest:
@@ -75,10 +82,10 @@ def describe_call(tool: Tool, args: Mapping[str, Any], env: ToolEnv) -> Approval
         try:
             target = tool.target(args, env)
         except Exception as exc:  # noqa: BLE001 - a bad path: show the call as given, with why
-            rest = tuple((k, _short(v)) for k, v in args.items())
+            rest = tuple((k, shown(v)) for k, v in args.items())
             return ApprovalRequest(name, "run (the target cannot be resolved: "
                                    f"{str(exc) or type(exc).__name__})", "", rest)
     if target is None:
-        return ApprovalRequest(name, "run", "", tuple((k, _short(v)) for k, v in args.items()))
-    rest = tuple((k, _short(v)) for k, v in args.items() if k != "path")
+        return ApprovalRequest(name, "run", "", tuple((k, shown(v)) for k, v in args.items()))
+    rest = tuple((k, shown(v)) for k, v in args.items() if k != "path")
     return ApprovalRequest(name, target.action, target.path, rest, env.write_guard.refusal(target.path))

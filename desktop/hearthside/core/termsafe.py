@@ -11,6 +11,7 @@ newline and tab), DEL and C1 character is removed too. Pure: no I/O.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable
 
 #: A whole escape sequence, in its 7-bit (ESC ...) or 8-bit (C1) form:
@@ -39,6 +40,23 @@ def strip_controls(text: str) -> str:
 def has_controls(text: str) -> bool:
     """True when :func:`strip_controls` would change ``text``."""
     return bool(text) and _CONTROL_RX.search(text) is not None
+
+
+def visible_line(text: str) -> str:
+    """``text`` on one line with nothing invisible: every control, format (bidi overrides such
+    as U+202E, zero-width characters) and line or paragraph separator character -- newline and
+    tab included -- written as a ``\\x0a`` / ``\\u202e`` escape. For a name or a path shown where
+    one entry must stay one line and read as what it is (a menu, a list, an approval)."""
+    if not text:
+        return text
+    out = []
+    for ch in text:
+        if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp"):
+            code = ord(ch)
+            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+        else:
+            out.append(ch)
+    return "".join(out)
 
 
 #: Characters JSON output must not carry raw: ``json.dumps(ensure_ascii=False)`` escapes C0 but

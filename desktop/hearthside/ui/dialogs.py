@@ -11,7 +11,6 @@ from PySide6.QtWidgets import (
     QApplication,
     QDialog,
     QDialogButtonBox,
-    QLabel,
     QLineEdit,
     QPushButton,
     QVBoxLayout,
@@ -19,6 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from .icon import hearth_icon
+from .safetext import PlainLabel
 
 
 class MessageDialog(QDialog):
@@ -30,7 +30,7 @@ class MessageDialog(QDialog):
         self.setWindowIcon(hearth_icon())
         self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         layout = QVBoxLayout(self)
-        self.label = QLabel(text)
+        self.label = PlainLabel(text)
         self.label.setWordWrap(True)
         self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse
                                            | Qt.TextInteractionFlag.TextSelectableByKeyboard)

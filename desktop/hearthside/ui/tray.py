@@ -18,7 +18,6 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QGridLayout,
     QHBoxLayout,
-    QLabel,
     QListWidget,
     QListWidgetItem,
     QMenu,
@@ -31,6 +30,7 @@ from PySide6.QtWidgets import (
 from ..app.alerts import Notice
 from ..app.context import AppContext
 from .icon import hearth_icon
+from .safetext import PlainLabel, menu_text, one_line, tip
 
 if TYPE_CHECKING:
     from ..app.lifecycle import PersonaRow
@@ -88,8 +88,8 @@ class TrayController:
         elif shell.rows_loaded:
             m.addAction(FIRST_PERSONA, shell.show_welcome)
         count = len(shell.waiting())
-        m.addAction(f"Review changes ({count})…" if count else "Review changes…", lambda: shell.show_review())
-        m.addAction("Notifications…" if not shell.unread else f"Notifications ({shell.unread} new)…",
+        m.addAction(menu_text(f"Review changes ({count})…") if count else "Review changes…", lambda: shell.show_review())
+        m.addAction("Notifications…" if not shell.unread else menu_text(f"Notifications ({shell.unread} new)…"),
                     shell.show_notifications)
         m.addAction("Plugins…", shell.show_plugins)
         m.addAction("MCP servers…", shell.show_mcp)
@@ -105,7 +105,7 @@ class TrayController:
         m.addAction("Quit", shell.quit)
 
     def _info(self, text: str) -> QAction:
-        act = QAction(text, self.menu)
+        act = QAction(menu_text(text), self.menu)
         act.setEnabled(False)
         return act
 
@@ -120,7 +120,7 @@ class TrayController:
             title += f" ({r.waiting} to review)"
         elif r.paused:
             title += " (paused)"
-        sub = QMenu(title, self.menu)
+        sub = QMenu(menu_text(title), self.menu)  # a folder name: no mnemonic, no bidi, one line
         sub.addAction(self._info(status_line(r).capitalize()))
         sub.addSeparator()
         name, paused, path = r.name, r.paused, r.path  # as shown now, not as when clicked
@@ -129,7 +129,7 @@ class TrayController:
             sub.addAction("Check in now", lambda: shell.check_in_now(name)),
             sub.addAction("Resume check-ins" if paused else "Pause check-ins",
                           lambda: shell.set_paused(name, not paused)),
-            sub.addAction(f"Review changes ({r.waiting})…", lambda: shell.show_review(name)),
+            sub.addAction(menu_text(f"Review changes ({r.waiting})…"), lambda: shell.show_review(name)),
         ]
         sub.addAction("Memory…", lambda: shell.show_memory(name))
         for a in acts[:3]:
@@ -146,9 +146,9 @@ class TrayController:
             if self._icon_key != (state, count):
                 self._icon_key = (state, count)
                 self.tray.setIcon(hearth_icon(state=state, count=count))
-            tip = self.shell.tooltip()
-            if tip != self.tray.toolTip():
-                self.tray.setToolTip(tip)
+            tip_text = tip(self.shell.tooltip())  # persona names and errors: shown as text
+            if tip_text != self.tray.toolTip():
+                self.tray.setToolTip(tip_text)  # safe: made by tip() above
         if not self.menu.isVisible():  # an open menu is left alone (aboutToHide updates it)
             self.rebuild_menu(force=False)
 
@@ -188,11 +188,11 @@ class MainWindow(QWidget):
         self.setWindowTitle("Hearthside")
         self.setWindowIcon(hearth_icon())
         layout = QVBoxLayout(self)
-        self.status = QLabel()
+        self.status = PlainLabel()
         self.status.setWordWrap(True)
         self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         layout.addWidget(self.status)
-        title = QLabel("Your personas")
+        title = PlainLabel("Your personas")
         layout.addWidget(title)
         self.list = QListWidget()
         self.list.setAccessibleName("Personas")
@@ -281,8 +281,8 @@ class MainWindow(QWidget):
         keep = current.data(Qt.ItemDataRole.UserRole) if current is not None else None
         self.list.clear()
         for r in shell.rows:
-            label = r.name if r.exists else f"{r.name} (folder missing)"
-            item = QListWidgetItem(f"{label} — {status_line(r)}")
+            label = one_line(r.name) if r.exists else f"{one_line(r.name)} (folder missing)"
+            item = QListWidgetItem(f"{label} — {one_line(status_line(r))}")
             item.setData(Qt.ItemDataRole.UserRole, r.name)
             self.list.addItem(item)
             if r.name == keep:

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtWidgets import (
     QApplication,
     QHBoxLayout,
-    QLabel,
     QPlainTextEdit,
     QPushButton,
     QVBoxLayout,
@@ -19,6 +18,7 @@ from PySide6.QtWidgets import (
 
 from ... import __version__
 from ..icon import hearth_icon
+from ..safetext import PlainLabel, RichLabel, rich
 
 if TYPE_CHECKING:
     from ..app import Shell
@@ -43,11 +43,11 @@ class AboutWindow(QWidget):
         self.setWindowTitle("About Hearthside")
         self.setWindowIcon(hearth_icon())
         layout = QVBoxLayout(self)
-        head = QLabel(f"<b>Hearthside {__version__}</b><br>Keeps your AI personas: folders of Markdown "
-                      "files you write by hand. Hearthside never writes them.")
+        head = RichLabel(rich("<b>Hearthside {}</b><br>Keeps your AI personas: folders of Markdown "
+                              "files you write by hand. Hearthside never writes them.", __version__))
         head.setWordWrap(True)
         layout.addWidget(head)
-        layout.addWidget(QLabel("Diagnostics (the same as 'hearthside doctor'):"))
+        layout.addWidget(PlainLabel("Diagnostics (the same as 'hearthside doctor'):"))
         self.report = QPlainTextEdit("Running the checks…")
         self.report.setReadOnly(True)
         self.report.setAccessibleName("Diagnostics report")

@@ -9,7 +9,6 @@ mutating tool call (Deny is the default), and the plan / accept-edits switch.
 from __future__ import annotations
 
 import asyncio
-import html
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
@@ -18,10 +17,9 @@ from PySide6.QtWidgets import (
     QComboBox,
     QFrame,
     QHBoxLayout,
-    QLabel,
     QPlainTextEdit,
     QPushButton,
-    QTextBrowser,
+    QScrollArea,
     QVBoxLayout,
     QWidget,
 )
@@ -31,6 +29,7 @@ from ...app.context import AppContext
 from ...core.agent import ModelError, ToolEvent
 from ...core.tools import PermissionMode
 from ..bridge import Bridge
+from ..safetext import Markup, PlainLabel, SafeBrowser, one_line, rich
 from .common import close_on_escape
 
 MODES = (("Ask before changes", PermissionMode.DEFAULT),
@@ -78,13 +77,13 @@ class ChatWindow(QWidget):
     def _build(self) -> None:
         root = QVBoxLayout(self)
         top = QHBoxLayout()
-        top.addWidget(QLabel("Persona:"))
+        top.addWidget(PlainLabel("Persona:"))
         self.persona_box = QComboBox()
         self.persona_box.setAccessibleName("Persona")
         self.persona_box.addItem(self.persona)
         self.persona_box.activated.connect(self._on_persona_chosen)
         top.addWidget(self.persona_box, 1)
-        top.addWidget(QLabel("Changes:"))
+        top.addWidget(PlainLabel("Changes:"))
         self.mode_box = QComboBox()
         self.mode_box.setAccessibleName("How tools that change things are handled")
         for label, _mode in MODES:
@@ -98,7 +97,7 @@ class ChatWindow(QWidget):
         self.banner.setObjectName("banner")
         self.banner.setStyleSheet("#banner{background:#fff7e0;border:1px solid #e0c060;border-radius:4px}")
         bl = QHBoxLayout(self.banner)
-        self.banner_text = QLabel()
+        self.banner_text = PlainLabel()  # a check-in reply or an error: text, never markup
         self.banner_text.setWordWrap(True)
         self.banner_text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.banner_text.setAccessibleName("Notice")
@@ -110,7 +109,7 @@ class ChatWindow(QWidget):
         self.banner.hide()
         root.addWidget(self.banner)
 
-        self.transcript = QTextBrowser()
+        self.transcript = SafeBrowser()
         self.transcript.setAccessibleName("Conversation")
         self.transcript.setOpenLinks(False)
         root.addWidget(self.transcript, 1)
@@ -120,12 +119,18 @@ class ChatWindow(QWidget):
         self.approval.setObjectName("approval")
         self.approval.setStyleSheet("#approval{background:#eef3fa;border:1px solid #8aa4c8;border-radius:4px}")
         al = QVBoxLayout(self.approval)
-        self.approval_text = QLabel()
+        # What will run, in full and as plain text: a long argument scrolls, it is never cut.
+        self.approval_text = PlainLabel()
         self.approval_text.setWordWrap(True)
-        self.approval_text.setTextFormat(Qt.TextFormat.RichText)
         self.approval_text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.approval_text.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self.approval_text.setAccessibleName("Approval request")
-        al.addWidget(self.approval_text)
+        self.approval_scroll = QScrollArea()
+        self.approval_scroll.setWidgetResizable(True)
+        self.approval_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.approval_scroll.setWidget(self.approval_text)
+        self.approval_scroll.setMaximumHeight(180)
+        al.addWidget(self.approval_scroll)
         ab = QHBoxLayout()
         ab.addStretch(1)
         self.deny_button = QPushButton("Deny")
@@ -159,7 +164,7 @@ class ChatWindow(QWidget):
         col.addWidget(self.stop_button)
         bottom.addLayout(col)
         root.addLayout(bottom)
-        self.status = QLabel()
+        self.status = PlainLabel()
         self.status.setWordWrap(True)
         self.status.setAccessibleName("Status")
         root.addWidget(self.status)
@@ -170,7 +175,7 @@ class ChatWindow(QWidget):
         self.setTabOrder(self.send_button, self.stop_button)
 
     # --- transcript --------------------------------------------------------------------
-    def _append(self, html_text: str) -> None:
+    def _append(self, html_text: Markup) -> None:
         self._streaming = False
         cur = self.transcript.textCursor()
         cur.movePosition(QTextCursor.MoveOperation.End)
@@ -183,7 +188,7 @@ class ChatWindow(QWidget):
 
     def _on_piece(self, piece: str) -> None:
         if not self._streaming:
-            self._append(f"<b>{html.escape(self.persona)}:</b> ")
+            self._append(rich("<b>{}:</b> ", self.persona))
             self._streaming = True
         cur = self.transcript.textCursor()
         cur.movePosition(QTextCursor.MoveOperation.End)
@@ -191,18 +196,19 @@ class ChatWindow(QWidget):
         self.transcript.ensureCursorVisible()
 
     def _on_tool(self, ev: ToolEvent) -> None:
-        mark = "<span style='color:#a00'>error</span>" if ev.result.is_error else "<span style='color:#070'>ok</span>"
+        mark = rich("<span style='color:#a00'>error</span>") if ev.result.is_error else rich(
+            "<span style='color:#070'>ok</span>")
         if not ev.ran:
-            mark = "<span style='color:#a00'>not run</span>"
-        self._append(f"<span style='color:#555'>⚙ {html.escape(ev.call.name)}"
-                     f"({html.escape(short_arguments(ev.call.arguments))}) — {mark}</span>")
+            mark = rich("<span style='color:#a00'>not run</span>")
+        self._append(rich("<span style='color:#555'>⚙ {}({}) — {}</span>", ev.call.name,
+                          short_arguments(ev.call.arguments), mark))
 
     def show_alert(self, alert: str) -> None:
         """Show a check-in alert at the top and in the conversation."""
         self.alert = alert
         self._banner(f"Check-in from {self.persona}: {alert}", button=False)
-        self._append(f"<div style='background:#fff7e0'><b>Check-in alert from {html.escape(self.persona)}:</b> "
-                     f"{html.escape(alert)}</div>")
+        self._append(rich("<div style='background:#fff7e0'><b>Check-in alert from {}:</b> {}</div>",
+                          self.persona, alert))
 
     def _banner(self, text: str, button: bool) -> None:
         self.banner_text.setText(text)
@@ -279,7 +285,7 @@ class ChatWindow(QWidget):
             self.alert = None
             self.banner.hide()
             self.setWindowTitle(f"Chat with {name} — Hearthside")
-            self._append(f"<hr><i>Now talking to {html.escape(name)}.</i>")
+            self._append(rich("<hr><i>Now talking to {}.</i>", name))
             self._open_session()
 
     def _on_mode(self, index: int) -> None:
@@ -302,7 +308,7 @@ class ChatWindow(QWidget):
         if not text or session is None or self.busy:
             return
         self.input.clear()
-        self._append(f"<b>You:</b> {html.escape(text)}")
+        self._append(rich("<b>You:</b> {}", text))
         self.busy = True
         self.mode_box.setEnabled(False)  # the switch applies between messages, never mid-answer
         self.send_button.setEnabled(False)
@@ -321,13 +327,13 @@ class ChatWindow(QWidget):
         self._end_turn()
         res = outcome.result
         if outcome.error:
-            self._append(f"<span style='color:#a00'>⚠ {html.escape(outcome.error)}</span>")
+            self._append(rich("<span style='color:#a00'>⚠ {}</span>", outcome.error))
             self.status.setText("The answer failed; you can send your message again.")
         elif res is not None and res.stopped == "cancelled":
-            self._append("<i>[stopped]</i>")
+            self._append(rich("<i>[stopped]</i>"))
             self.status.setText("Stopped.")
         elif res is not None and res.note:
-            self._append(f"<i>{html.escape(res.note)}</i>")
+            self._append(rich("<i>{}</i>", res.note))
             self.status.setText("")
         else:
             self.status.setText("")
@@ -336,7 +342,7 @@ class ChatWindow(QWidget):
     def _failed(self, exc: BaseException) -> None:
         self._end_turn()
         text = str(exc) if isinstance(exc, ModelError) else f"{type(exc).__name__}: {exc}"
-        self._append(f"<span style='color:#a00'>⚠ {html.escape(text)}</span>")
+        self._append(rich("<span style='color:#a00'>⚠ {}</span>", text))
         self.status.setText("The answer failed.")
         self.turn_finished.emit(TurnOutcome(None, text))
 
@@ -364,11 +370,10 @@ class ChatWindow(QWidget):
 
     def _on_ask(self, request: ApprovalRequest, fut: Any) -> None:
         self._pending = (request, fut)
-        rows = "".join(f"<tr><td><b>{html.escape(k)}</b>&nbsp;</td><td>{html.escape(v)}</td></tr>"
-                       for k, v in request.fields)
-        self.approval_text.setText(f"{html.escape(self.persona)} wants to run "
-                                   f"<b>{html.escape(request.tool)}</b>, which changes something:"
-                                   f"<table>{rows}</table>")
+        # the terminal's shape: one line per field, each value in full (core.approval.shown)
+        rows = [f"  {one_line(k)} = {one_line(v)}" for k, v in request.fields]
+        head = f"{one_line(self.persona)} wants to run {one_line(request.tool)}, which changes something:"
+        self.approval_text.setText("\n".join([head, *rows]))
         self.approval.show()
         self.deny_button.setDefault(True)
         self.deny_button.setFocus()
@@ -378,8 +383,8 @@ class ChatWindow(QWidget):
         pending = self._pending
         self._clear_approval(allow)
         if pending is not None:
-            self._append(f"<span style='color:#555'>{'Allowed once' if allow else 'Denied'}: "
-                         f"{html.escape(pending[0].tool)}</span>")
+            self._append(rich("<span style='color:#555'>{}: {}</span>",
+                              "Allowed once" if allow else "Denied", pending[0].tool))
 
     def _clear_approval(self, allow: bool) -> None:
         pending, self._pending = self._pending, None

@@ -13,11 +13,12 @@ from PySide6.QtGui import QDesktopServices, QGuiApplication, QKeySequence, QShor
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
-    QLabel,
     QPushButton,
     QVBoxLayout,
     QWidget,
 )
+
+from ..safetext import PlainLabel
 
 #: Opens a URL with the desktop; returns False when it could not. Windows take one to test.
 UrlOpener = Callable[[QUrl], bool]
@@ -35,10 +36,10 @@ class PathMessage(QDialog):
         self.setWindowTitle("Could not open")
         self.path = path
         lay = QVBoxLayout(self)
-        msg = QLabel(f"The desktop could not open {what}. You can open it yourself; it is here:")
+        msg = PlainLabel(f"The desktop could not open {what}. You can open it yourself; it is here:")
         msg.setWordWrap(True)
         lay.addWidget(msg)
-        self.path_label = QLabel(path)
+        self.path_label = PlainLabel(path)
         self.path_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.path_label.setWordWrap(True)
         self.path_label.setAccessibleName("Path")

@@ -33,6 +33,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..safetext import PlainLabel, RichLabel, message_box
+from ..safetext import tip as safe_tip
+
 log = logging.getLogger("hearthside.ui")
 
 W = TypeVar("W", bound=QWidget)
@@ -72,7 +75,7 @@ def named(widget: W, name: str, tip: str = "") -> W:
     widget.setAccessibleName(name)
     widget.setObjectName(name.replace(" ", "_").replace("…", ""))
     if tip:
-        widget.setToolTip(tip)
+        widget.setToolTip(safe_tip(tip))  # a tip may name a pack, skill or server: literal text
     return widget
 
 
@@ -84,7 +87,7 @@ def button(text: str, on_click: Callable[[], object], tip: str = "", name: str =
     return b
 
 
-class MessageLine(QLabel):
+class MessageLine(PlainLabel):
     """One line of feedback under a form: what just happened, or why it did not (selectable)."""
 
     def __init__(self, name: str = "message") -> None:
@@ -133,9 +136,10 @@ def table(name: str, headers: list[str], widths: list[int]) -> QTreeWidget:
     return tree
 
 
-def detail_label(text: str, name: str) -> QLabel:
-    """The selected item's details: wrapped, selectable (paths, errors), top-left aligned."""
-    label = named(QLabel(text), name)
+def detail_label(text: str, name: str) -> RichLabel:
+    """The selected item's details: wrapped, selectable (paths, errors), top-left aligned.
+    Hearthside's own formatting (:func:`~hearthside.ui.safetext.rich`); plain text is escaped."""
+    label = named(RichLabel(text), name)
     label.setWordWrap(True)
     label.setTextInteractionFlags(SELECTABLE)
     label.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
@@ -153,10 +157,7 @@ def scrolled(widget: QWidget) -> QScrollArea:
 
 def ask(parent: QWidget, title: str, text: str, yes: str, on_yes: Callable[[], None]) -> QMessageBox:
     """A question with *yes* and Cancel, opened window-modal without a nested event loop."""
-    box = QMessageBox(parent)
-    box.setWindowTitle(title)
-    box.setText(text)
-    box.setIcon(QMessageBox.Icon.Question)
+    box = message_box(parent, title, text, QMessageBox.Icon.Question)  # a name in it stays text
     ok = box.addButton(yes, QMessageBox.ButtonRole.AcceptRole)
     ok.setAccessibleName(yes)
     cancel = box.addButton(QMessageBox.StandardButton.Cancel)

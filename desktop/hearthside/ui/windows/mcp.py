@@ -21,7 +21,6 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QFormLayout,
     QGroupBox,
-    QLabel,
     QLineEdit,
     QPlainTextEdit,
     QSplitter,
@@ -43,6 +42,8 @@ from ...core.mcpconfig import (
 )
 from ...core.redact import MASK, is_secret_name, redact
 from ..bridge import Bridge
+from ..safetext import Markup, PlainLabel, RichLabel, rich
+from ..safetext import tip as safe_tip
 from .managekit import (
     SELECTABLE,
     ManageWindow,
@@ -111,7 +112,7 @@ class McpWindow(ManageWindow):
         bridge.mcp_status.connect(self._status_changed)
 
         layout = QVBoxLayout(self)
-        intro = QLabel("MCP servers give your personas more tools. Their secrets (tokens, keys) are "
+        intro = PlainLabel("MCP servers give your personas more tools. Their secrets (tokens, keys) are "
                        "kept in your system's keyring and never shown again.")
         intro.setWordWrap(True)
         layout.addWidget(intro)
@@ -189,7 +190,7 @@ class McpWindow(ManageWindow):
             text = st.state if st.reason != "not connected yet" else "not connected yet"
             tip = st.reason
         it.setText(3, text)
-        it.setToolTip(3, without_cli_advice(tip))
+        it.setToolTip(3, safe_tip(without_cli_advice(tip)))
 
     def _status_changed(self, st: Any) -> None:
         if not isinstance(st, ServerStatus):
@@ -231,9 +232,9 @@ class McpWindow(ManageWindow):
             return
         c = e.config
         where = c.url if c.transport == "http" else _command_line(c)
-        lines = [f"<b>{_esc(c.name)}</b> — {_esc(where)}"]
+        lines: list[str] = [rich("<b>{}</b> — {}", c.name, where)]
         if e.description:
-            lines.append(_esc(e.description))
+            lines.append(e.description)
         st = self.statuses.get(c.name)
         if not c.enabled:
             lines.append("Disabled: personas do not use it. Choose Enable to switch it on.")
@@ -241,18 +242,19 @@ class McpWindow(ManageWindow):
             lines.append(f"Connected, {st.tools} tool(s).")
         elif st is not None and st.reason != "not connected yet":
             hint = fix_hint(st.reason)
-            lines.append(f"{_esc(st.state.capitalize())}: {_esc(without_cli_advice(st.reason))}" + (f"<br><i>{_esc(hint)}</i>" if hint else ""))
+            lines.append(rich("{}: {}", st.state.capitalize(), without_cli_advice(st.reason))
+                         + (rich("<br><i>{}</i>", hint) if hint else ""))
         else:
             lines.append("Not connected yet. Choose Test to connect now.")
         if st is not None and st.skipped_tools:
-            lines.append("Tools left out: " + _esc(_skipped(st.skipped_tools)))
+            lines.append("Tools left out: " + _skipped(st.skipped_tools))
         if c.name in self.tools:
             lines.append(self.tools[c.name])
         for s in e.secrets:
             state = {True: "set (in the keyring)", False: "not set yet — choose Replace secret…",
                      None: "unknown: the keyring cannot be reached"}[s.is_set]
-            lines.append(f"Secret {_esc(s.key)}: {state}" + (f" — {_esc(s.description)}" if s.description else ""))
-        self.detail.setText("<br>".join(lines))
+            lines.append(f"Secret {s.key}: {state}" + (f" — {s.description}" if s.description else ""))
+        self.detail.setText(Markup("<br>").join(lines))  # plain lines are escaped
 
     # --- test, switch, remove --------------------------------------------------------
     def test_selected(self) -> None:
@@ -272,11 +274,11 @@ class McpWindow(ManageWindow):
                 renamed = [f"{t.remote_name} → {t.spec.name}" for t in tools
                            if t.spec.name != f"mcp__{name}__{t.remote_name}"]
                 shown = ", ".join(t.remote_name for t in tools[:12]) + (" …" if len(tools) > 12 else "")
-                text = f"Tools: {_esc(shown) or 'none'}."
+                text = f"Tools: {shown or 'none'}."  # plain: the detail label escapes it
                 if renamed:
-                    text += " Renamed (names too long or clashing): " + _esc(", ".join(renamed)) + "."
+                    text += " Renamed (names too long or clashing): " + ", ".join(renamed) + "."
                 if st.skipped_tools:
-                    text += " Left out: " + _esc(_skipped(st.skipped_tools)) + "."
+                    text += " Left out: " + _skipped(st.skipped_tools) + "."
                 self.tools[name] = text
                 self.message.say(f"{name} is connected, {len(tools)} tool(s).", "ok")
             else:
@@ -588,22 +590,22 @@ class ImportDialog(QDialog):
         self.setWindowTitle("Import MCP servers")
         named(self, "Import MCP servers")
         lay = QVBoxLayout(self)
-        lines = [f"From {_esc(path)}:"]
+        lines: list[str] = [f"From {path}:"]
         if not preview.servers:
             lines.append("This file lists no MCP servers; there is nothing to import.")
         for cfg in preview.servers:
             where = cfg.url if cfg.transport == "http" else _command_line(cfg)
-            lines.append(f"• <b>{_esc(cfg.name)}</b> — {_esc(where)}")
+            lines.append(rich("• <b>{}</b> — {}", cfg.name, where))
         if preview.moved:
             lines.append("These values will move into the keyring (the file itself is not changed): "
-                         + _esc(", ".join(f"{s} {k}" for s, k in preview.moved)) + ".")
+                         + ", ".join(f"{s} {k}" for s, k in preview.moved) + ".")
         if preview.missing:
-            lines.append("Still to enter after the import: " + _esc(", ".join(f"{s} {k}" for s, k in preview.missing)) + ".")
+            lines.append("Still to enter after the import: " + ", ".join(f"{s} {k}" for s, k in preview.missing) + ".")
         if preview.clashes:
-            lines.append("<b>Cannot import:</b> you already have " + _esc(", ".join(preview.clashes))
-                         + ". Remove those first, then import again.")
-        lines.extend(_esc(n) for n in preview.notes)
-        self.text = named(QLabel("<br>".join(lines)), "Import preview")
+            lines.append(rich("<b>Cannot import:</b> you already have {}. Remove those first, then import again.",
+                              ", ".join(preview.clashes)))
+        lines.extend(preview.notes)
+        self.text = named(RichLabel(Markup("<br>").join(lines)), "Import preview")  # plain lines are escaped
         self.text.setWordWrap(True)
         self.text.setTextInteractionFlags(SELECTABLE)
         lay.addWidget(self.text)
@@ -632,9 +634,6 @@ def _pairs(text: str, sep: str, what: str) -> dict[str, str]:
         out[k.strip()] = v.strip()
     return out
 
-
-def _esc(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 __all__ = ["AddServerDialog", "ImportDialog", "McpWindow", "SecretDialog", "fix_hint"]

@@ -23,7 +23,6 @@ from PySide6.QtCore import (
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QGroupBox,
-    QLabel,
     QLineEdit,
     QSplitter,
     QTreeView,
@@ -36,6 +35,7 @@ from ...app.context import AppContext
 from ...core.memory import MemoryStoreError
 from ...core.memory.model import CorruptMemoryError, MemoryEntry, MemoryRecord
 from ..bridge import Bridge
+from ..safetext import Markup, PlainLabel, rich, tip
 from .managekit import (
     SELECTABLE,
     ManageWindow,
@@ -90,7 +90,7 @@ class EntriesModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.DisplayRole:
             return (e.key, e.description, when(e.updated_at), FLAG if e.finding else "")[col]
         if role == Qt.ItemDataRole.ToolTipRole and col == 3 and e.finding:
-            return f"Looks like an instruction hidden in a memory: {e.finding}"
+            return tip(f"Looks like an instruction hidden in a memory: {e.finding}")
         return None
 
 
@@ -111,14 +111,14 @@ class MemoryWindow(ManageWindow):
         self.setWindowTitle(f"Hearthside — What {persona} remembers")
         named(self, f"Memory of {persona}")
         layout = QVBoxLayout(self)
-        intro = QLabel(f"What {persona} has learned while talking with you. It is kept apart from "
-                       f"{persona}'s own files; you can undo any change.")
+        intro = PlainLabel(f"What {persona} has learned while talking with you. It is kept apart from "
+                           f"{persona}'s own files; you can undo any change.")
         intro.setWordWrap(True)
         layout.addWidget(intro)
 
         self.corrupt_box = named(QGroupBox("The memory file is damaged"), "Damaged memory")
         cb = QVBoxLayout(self.corrupt_box)
-        self.corrupt_label = QLabel("")
+        self.corrupt_label = PlainLabel("")
         self.corrupt_label.setWordWrap(True)
         self.corrupt_label.setTextInteractionFlags(SELECTABLE)
         self.repair_btn = button("Repair", self.repair,
@@ -250,14 +250,14 @@ class MemoryWindow(ManageWindow):
             self.detail.setText(f"{key} is no longer there.")
             return
         cur = rec.current
-        lines = [f"<b>{_esc(key)}</b> — {_esc(cur.description)}", _esc(cur.value)]
+        lines: list[str] = [rich("<b>{}</b> — {}", key, cur.description), cur.value]
         if cur.finding:
-            lines.append(f"<b>Flagged:</b> this memory looks like an instruction hidden in text "
-                         f"({_esc(cur.finding)}). It is shown to the persona as data only; forget it "
-                         "if you did not put it there.")
+            lines.append(rich("<b>Flagged:</b> this memory looks like an instruction hidden in text "
+                              "({}). It is shown to the persona as data only; forget it "
+                              "if you did not put it there.", cur.finding))
         if rec.truncated:
             lines.append("Older history was dropped.")
-        self.detail.setText("<br>".join(lines))
+        self.detail.setText(Markup("<br>").join(lines))  # plain lines are escaped
         items = []
         for r in reversed(rec.revisions):
             what = {"active": "saved", "superseded": "replaced", "deleted": "forgotten"}.get(r.status, r.status)
@@ -348,6 +348,3 @@ class MemoryWindow(ManageWindow):
 
         self.call_bg(lambda: self._store().repair(), done, self._write_failed)
 
-
-def _esc(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

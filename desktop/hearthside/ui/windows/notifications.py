@@ -16,7 +16,6 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
     QHeaderView,
-    QLabel,
     QPushButton,
     QTableWidget,
     QTableWidgetItem,
@@ -26,6 +25,7 @@ from PySide6.QtWidgets import (
 
 from ...app.alerts import is_drift_text
 from ..icon import hearth_icon
+from ..safetext import PlainLabel, tip
 
 if TYPE_CHECKING:
     from ..app import Shell
@@ -50,7 +50,7 @@ class NotificationsWindow(QWidget):
         self.setWindowTitle("Hearthside — Notifications")
         self.setWindowIcon(hearth_icon())
         layout = QVBoxLayout(self)
-        self.summary = QLabel("Loading…")
+        self.summary = PlainLabel("Loading…")
         layout.addWidget(self.summary)
         self.table = QTableWidget(0, 4)
         self.table.setAccessibleName("Notification history")
@@ -102,7 +102,7 @@ class NotificationsWindow(QWidget):
             cells = [when_label(e.time), e.persona, e.text, STATUS_LABELS.get(e.status, e.status)]
             for j, text in enumerate(cells):
                 item = QTableWidgetItem(text)
-                item.setToolTip(text if j == 2 else "")
+                item.setToolTip(tip(text) if j == 2 else "")
                 t.setItem(i, j, item)
         t.resizeRowsToContents()
         self.summary.setText(f"{len(self.entries)} notification(s), newest first. Press Enter on a row to open it."

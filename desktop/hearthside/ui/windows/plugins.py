@@ -17,7 +17,6 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QFileDialog,
     QGroupBox,
-    QLabel,
     QLineEdit,
     QPlainTextEdit,
     QProgressBar,
@@ -31,6 +30,7 @@ from PySide6.QtWidgets import (
 from ...app.context import AppContext
 from ...app.plugins import HeldSkill, InstallCancelled, PluginService, pip_phase
 from ..bridge import Bridge
+from ..safetext import Markup, PlainLabel, RichLabel, rich, tip
 from .managekit import (
     SELECTABLE,
     ManageWindow,
@@ -77,11 +77,11 @@ class PluginsWindow(ManageWindow):
         named(self, "Plugin packs")
 
         layout = QVBoxLayout(self)
-        intro = QLabel("Plugin packs add tools, skills, web search and MCP servers to your personas.")
+        intro = PlainLabel("Plugin packs add tools, skills, web search and MCP servers to your personas.")
         intro.setWordWrap(True)
         layout.addWidget(intro)
         if app.safe_mode:
-            safe = QLabel("Safe mode: packs you installed are not loaded. Restart normally to use them.")
+            safe = PlainLabel("Safe mode: packs you installed are not loaded. Restart normally to use them.")
             safe.setWordWrap(True)
             layout.addWidget(named(safe, "Safe mode notice"))
 
@@ -89,7 +89,7 @@ class PluginsWindow(ManageWindow):
         self.restart_box = QGroupBox()
         named(self.restart_box, "Restart notice")
         rb = QVBoxLayout(self.restart_box)
-        self.restart_label = QLabel("")
+        self.restart_label = PlainLabel("")
         self.restart_label.setWordWrap(True)
         self.restart_btn = button("Restart now", self._restart_now,
                                   "Quit Hearthside and start it again so the change takes effect.")
@@ -129,7 +129,7 @@ class PluginsWindow(ManageWindow):
         # install panel
         self.install_box = named(QGroupBox("Install a pack"), "Install a pack")
         ib = QVBoxLayout(self.install_box)
-        hint = QLabel("A pack's name (e.g. hearthside-hello), name==version, a wheel file or a pack folder:")
+        hint = PlainLabel("A pack's name (e.g. hearthside-hello), name==version, a wheel file or a pack folder:")
         hint.setWordWrap(True)
         ib.addWidget(hint)
         self.spec = named(QLineEdit(), "Pack to install", "What pip should install.")
@@ -142,7 +142,7 @@ class PluginsWindow(ManageWindow):
         self.progress = named(QProgressBar(), "Install progress")
         self.progress.setRange(0, 100)
         self.progress.hide()
-        self.phase = QLabel("")
+        self.phase = PlainLabel("")
         self.phase.setWordWrap(True)
         self.phase.setTextInteractionFlags(SELECTABLE)
         named(self.phase, "Install step")
@@ -204,7 +204,7 @@ class PluginsWindow(ManageWindow):
             if r.status == "ok" and self.held.get(r.name):
                 status = "ok, skill held back"
             it = QTreeWidgetItem([r.name, r.version, PluginService.origin(r), status])
-            it.setToolTip(3, r.error or status)
+            it.setToolTip(3, tip(r.error or status))
             items.append(it)
         self.tree.addTopLevelItems(items)
         if not reports:
@@ -237,27 +237,27 @@ class PluginsWindow(ManageWindow):
         self.held_box.hide()
         if r is None:
             return
-        lines = [f"<b>{_esc(r.name)}</b> — {_esc(r.dist)} {_esc(r.version)}, {PluginService.origin(r)}"]
+        lines: list[str] = [rich("<b>{}</b> — {} {}, {}", r.name, r.dist, r.version, PluginService.origin(r))]
         if r.status == "failed":
-            lines.append(f"Failed: {_esc(r.error)}")
+            lines.append(f"Failed: {r.error}")
             lines.append("Uninstall it, or install a fixed version from its author."
                          if r.location == "packs" else "Disable it, or reinstall Hearthside.")
         elif r.status == "blocked":
-            lines.append(f"Disabled: {_esc(r.error) or 'you switched it off'}. Enable it to load it at the next start.")
+            lines.append(f"Disabled: {r.error or 'you switched it off'}. Enable it to load it at the next start.")
         else:
             lines.append("Loaded and working.")
-        adds = [f"{label}: {_esc(', '.join(r.contributes.get(k, [])))}" for k, label in KINDS
+        adds = [f"{label}: {', '.join(r.contributes.get(k, []))}" for k, label in KINDS
                 if r.contributes.get(k)]
         lines.append("Adds — " + "; ".join(adds) if adds
                      else "Adds nothing (it did not load)." if r.status != "ok" else "Adds nothing.")
-        lines.extend(f"Warning: {_esc(w)}" for w in r.warnings)
-        self.detail.setText("<br>".join(lines))
+        lines.extend(f"Warning: {w}" for w in r.warnings)
+        self.detail.setText(Markup("<br>").join(lines))  # plain lines are escaped
         held = self.held.get(r.name, []) if r.status == "ok" else []
         if held:
             self.held_box.show()
             for h in held:
-                text = QLabel(f"<b>{_esc(h.name)}</b> looks like an attempt to steer the persona: "
-                              f"{_esc(h.finding)}. Read the skill; allow it only if you trust it.")
+                text = RichLabel(rich("<b>{}</b> looks like an attempt to steer the persona: "
+                                      "{}. Read the skill; allow it only if you trust it.", h.name, h.finding))
                 text.setWordWrap(True)
                 text.setTextInteractionFlags(SELECTABLE)
                 allow = button("Allow", partial(self._allow, h), f"Let skill {h.name} into sessions.",
@@ -437,6 +437,3 @@ class PluginsWindow(ManageWindow):
             self.message.say("Hearthside could not start again by itself; quit it from the tray "
                              "menu and start it again.", "error")
 
-
-def _esc(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

@@ -8,20 +8,17 @@ about the file on screen. Approving writes only Hearthside's state dir (``DriftS
 
 from __future__ import annotations
 
-import html
 import os
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QHBoxLayout,
-    QLabel,
     QListWidget,
     QListWidgetItem,
     QMessageBox,
     QPushButton,
     QSplitter,
-    QTextBrowser,
     QVBoxLayout,
     QWidget,
 )
@@ -30,6 +27,17 @@ from ...app import review as review_app
 from ...app.context import AppContext
 from ...app.drift import FileStatus
 from ..bridge import Bridge
+from ..safetext import (
+    Markup,
+    PlainLabel,
+    RichLabel,
+    SafeBrowser,
+    escape,
+    informative,
+    message_box,
+    rich,
+    tip,
+)
 from .common import PathMessage, UrlOpener, close_on_escape, desktop_open, open_path
 
 STATE_TEXT = {
@@ -55,23 +63,23 @@ def list_label(st: FileStatus) -> str:
     return f"{st.file} ({who})\n{STATE_TEXT.get(st.state, st.state)}"
 
 
-def diff_html(item: review_app.ReviewItem) -> str:
+def diff_html(item: review_app.ReviewItem) -> Markup:
     """The diff as preformatted lines: old and new line numbers, +/− and coloured backgrounds."""
     if not item.rows:
-        return "<p><i>No line differences to show.</i></p>"
+        return rich("<p><i>No line differences to show.</i></p>")
     width = max(len(str(n)) for r in item.rows for n in (r.old_no, r.new_no, 1) if n is not None)
     out = []
     for i, r in enumerate(item.rows):
         if r.kind == "hunk":
             if i == 0:
                 continue  # a gap marker only between two parts of the file
-            out.append(f"<pre style='margin:0;{_ROW_STYLE['hunk']}'>{' ' * (2 * width + 2)}⋯</pre>")
+            out.append(rich("<pre style='margin:0;{}'>{}⋯</pre>", _ROW_STYLE["hunk"], " " * (2 * width + 2)))
             continue
         old = "" if r.old_no is None else str(r.old_no)
         new = "" if r.new_no is None else str(r.new_no)
-        nums = f"<span style='color:#777'>{old:>{width}} {new:>{width}}</span>"
-        out.append(f"<pre style='margin:0;{_ROW_STYLE[r.kind]}'>{nums} {_SIGN[r.kind]} {html.escape(r.text)}</pre>")
-    return "".join(out)
+        nums = rich("<span style='color:#777'>{} {}</span>", f"{old:>{width}}", f"{new:>{width}}")
+        out.append(rich("<pre style='margin:0;{}'>{} {} {}</pre>", _ROW_STYLE[r.kind], nums, _SIGN[r.kind], r.text))
+    return Markup("").join(out)
 
 
 def finding_text(f: review_app.Finding) -> str:
@@ -80,8 +88,8 @@ def finding_text(f: review_app.Finding) -> str:
     return f"⚠ Line {f.line}: {f.matched} — {what}. Approve only if you wrote it."
 
 
-def finding_html(f: review_app.Finding) -> str:
-    return html.escape(finding_text(f)).replace(html.escape(f.matched), f"<b>{html.escape(f.matched)}</b>", 1)
+def finding_html(f: review_app.Finding) -> Markup:
+    return Markup(escape(finding_text(f)).replace(escape(f.matched), rich("<b>{}</b>", f.matched), 1))
 
 
 class ReviewWindow(QWidget):
@@ -101,7 +109,7 @@ class ReviewWindow(QWidget):
         self.item: review_app.ReviewItem | None = None
         self.shown: FileStatus | str | None = None
         self.message: PathMessage | None = None
-        self.confirm_box: QMessageBox | None = None
+        self.confirm_box: QMessageBox | None = None  # made by safetext.message_box
         self._generation = 0
         self._stale = False
         self.setWindowTitle("Review changes — Hearthside")
@@ -114,7 +122,7 @@ class ReviewWindow(QWidget):
     # --- layout ------------------------------------------------------------------------
     def _build(self) -> None:
         root = QVBoxLayout(self)
-        intro = QLabel("Persona files you edited by hand since you last approved them. Approve a "
+        intro = PlainLabel("Persona files you edited by hand since you last approved them. Approve a "
                        "file when the change is yours; Hearthside never changes these files itself.")
         intro.setWordWrap(True)
         root.addWidget(intro)
@@ -129,23 +137,21 @@ class ReviewWindow(QWidget):
         right = QWidget()
         rl = QVBoxLayout(right)
         rl.setContentsMargins(0, 0, 0, 0)
-        self.title = QLabel()
+        self.title = RichLabel()
         self.title.setWordWrap(True)
-        self.title.setTextFormat(Qt.TextFormat.RichText)
         self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.title.setAccessibleName("File")
         rl.addWidget(self.title)
-        self.notes = QLabel()
+        self.notes = PlainLabel()
         self.notes.setWordWrap(True)
         self.notes.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         rl.addWidget(self.notes)
-        self.diff = QTextBrowser()
+        self.diff = SafeBrowser()
         self.diff.setAccessibleName("Changes against the approved copy")
         self.diff.setOpenLinks(False)
         rl.addWidget(self.diff, 3)
-        self.findings = QLabel()
+        self.findings = RichLabel()
         self.findings.setWordWrap(True)
-        self.findings.setTextFormat(Qt.TextFormat.RichText)
         self.findings.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.findings.setStyleSheet("QLabel{background:#fff4e5;border:1px solid #e0a040;padding:4px}")
         self.findings.setAccessibleName("Injection findings")
@@ -165,7 +171,7 @@ class ReviewWindow(QWidget):
             row.addWidget(b)
         row.addStretch(1)
         root.addLayout(row)
-        self.status = QLabel()
+        self.status = PlainLabel()
         self.status.setWordWrap(True)
         self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.status.setAccessibleName("Status")
@@ -216,7 +222,7 @@ class ReviewWindow(QWidget):
         self.list.clear()
         for st in files:
             it = QListWidgetItem(list_label(st))
-            it.setToolTip(st.path)
+            it.setToolTip(tip(st.path))
             it.setData(Qt.ItemDataRole.AccessibleTextRole, file_label(st))
             self.list.addItem(it)
         shown_path = self._shown_path()
@@ -252,7 +258,7 @@ class ReviewWindow(QWidget):
         self.folder_button.setEnabled(has)
         self.findings.setText("")
         if item is None:
-            self.title.setText("<b>Nothing is waiting for review.</b>")
+            self.title.setText(rich("<b>Nothing is waiting for review.</b>"))
             self.notes.setText("When you edit a persona file by hand, Hearthside shows the change here "
                                "so you can approve it. Nothing to do right now.")
             self.diff.setHtml("")
@@ -261,14 +267,13 @@ class ReviewWindow(QWidget):
             return
         st = item.status
         self.diff.setVisible(True)
-        who = html.escape(st.persona or "your soul")
-        self.title.setText(f"<b>{who} · {html.escape(st.file)}</b> — {STATE_TEXT.get(st.state, st.state)}"
-                           f"<br><span style='color:#555'>{html.escape(st.path)}</span>")
+        self.title.setText(rich("<b>{} · {}</b> — {}<br><span style='color:#555'>{}</span>", st.persona or "your soul",
+                                st.file, STATE_TEXT.get(st.state, st.state), st.path))
         self.notes.setText("\n".join(n[:1].upper() + n[1:] for n in item.notes))
         self.notes.setVisible(bool(item.notes))
         self.diff.setHtml(diff_html(item))
         self.findings.setVisible(bool(item.findings))
-        self.findings.setText("<br>".join(finding_html(f) for f in item.findings))
+        self.findings.setText(Markup("<br>").join(finding_html(f) for f in item.findings))
 
     # --- actions -------------------------------------------------------------------------
     def approve_selected(self) -> None:
@@ -281,9 +286,9 @@ class ReviewWindow(QWidget):
         if not self.files:
             return
         shown = list(self.files)
-        box = QMessageBox(QMessageBox.Icon.Question, "Approve all changes?",
-                          f"Approve these {len(shown)} files as they are now?", parent=self)
-        box.setInformativeText("\n".join(file_label(f) for f in self.files))
+        box = message_box(self, "Approve all changes?", f"Approve these {len(shown)} files as they are now?",
+                          QMessageBox.Icon.Question)
+        informative(box, "\n".join(file_label(f) for f in self.files))
         box.setStandardButtons(QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel)
         box.button(QMessageBox.StandardButton.Yes).setText("Approve all")
         box.setDefaultButton(QMessageBox.StandardButton.Cancel)

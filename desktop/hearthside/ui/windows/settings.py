@@ -24,7 +24,6 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QFormLayout,
     QGroupBox,
-    QLabel,
     QLineEdit,
     QScrollArea,
     QVBoxLayout,
@@ -36,6 +35,7 @@ from ...app.heartbeat import ScheduleError, schedule_errors
 from ...app.notify import notification_prefs, save_notification_prefs
 from ...core.heartbeat import check_hours, parse_hhmm
 from ..bridge import Bridge
+from ..safetext import PlainLabel, tip
 from .managekit import SELECTABLE, ManageWindow, MessageLine, button, named, restart_app, row
 
 LOCAL = "Local time (this computer)"
@@ -114,7 +114,7 @@ class SettingsWindow(ManageWindow):
         self.active_end = named(QLineEdit(), "Active until", "HH:MM, not included.")
         self.active_end.setPlaceholderText("22:00")
         self.active_overnight = named(QCheckBox("past midnight"), "Active hours run past midnight")
-        f.addRow("Active hours:", row(self.active_start, QLabel("to"), self.active_end, self.active_overnight))
+        f.addRow("Active hours:", row(self.active_start, PlainLabel("to"), self.active_end, self.active_overnight))
         self.timezone = named(QComboBox(), "Timezone", "The timezone of the active hours.")
         self.timezone.setEditable(True)
         self.timezone.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
@@ -127,7 +127,7 @@ class SettingsWindow(ManageWindow):
         f.addRow("Timezone:", self.timezone)
         self.paused = named(QCheckBox("Paused"), "Check-ins paused", "No scheduled check-ins until unticked.")
         f.addRow("", self.paused)
-        self.no_personas = QLabel("No personas yet: create one from the tray menu first.")
+        self.no_personas = PlainLabel("No personas yet: create one from the tray menu first.")
         self.no_personas.hide()
         f.addRow(self.no_personas)
         lay.addWidget(box)
@@ -150,13 +150,13 @@ class SettingsWindow(ManageWindow):
         self.quiet_end = named(QLineEdit(), "Quiet until", "HH:MM, local time.")
         self.quiet_end.setPlaceholderText("07:00")
         self.quiet_overnight = named(QCheckBox("past midnight"), "Quiet hours run past midnight")
-        f.addRow("Quiet hours:", row(self.quiet_start, QLabel("to"), self.quiet_end, self.quiet_overnight))
+        f.addRow("Quiet hours:", row(self.quiet_start, PlainLabel("to"), self.quiet_end, self.quiet_overnight))
         lay.addWidget(box)
 
         # soul file
         box = named(QGroupBox("Your soul file"), "Soul file")
         v = QVBoxLayout(box)
-        hint = QLabel("The one file every persona shares. Hearthside reads it and never writes it.")
+        hint = PlainLabel("The one file every persona shares. Hearthside reads it and never writes it.")
         hint.setWordWrap(True)
         v.addWidget(hint)
         self.soul = named(QLineEdit(), "Soul file location")
@@ -167,7 +167,7 @@ class SettingsWindow(ManageWindow):
         # safe mode
         box = named(QGroupBox("Safe mode"), "Safe mode")
         v = QVBoxLayout(box)
-        self.safe_text = QLabel("")
+        self.safe_text = PlainLabel("")
         self.safe_text.setWordWrap(True)
         self.safe_text.setTextInteractionFlags(SELECTABLE)
         v.addWidget(self.safe_text)
@@ -463,6 +463,6 @@ def _mark(widget: QWidget, why: str) -> None:
     if base is None:
         base = widget.toolTip()
         widget.setProperty("base_tip", base)
-    widget.setToolTip(_cap(why) if why else str(base))
+    widget.setToolTip(tip(_cap(why)) if why else str(base))  # safe: base is the field's own tip
     widget.setAccessibleDescription(_cap(why))
     widget.setStyleSheet("border: 1px solid #b00020;" if why else "")

@@ -19,7 +19,6 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QFrame,
     QHBoxLayout,
-    QLabel,
     QLineEdit,
     QPushButton,
     QRadioButton,
@@ -31,19 +30,26 @@ from PySide6.QtWidgets import (
 from ...app import model_discovery as md
 from ...app.context import AppContext
 from ..bridge import Bridge
+from ..safetext import PlainLabel, RichLabel, rich
 from .common import close_on_escape
 
 OTHER = "Other (any OpenAI-compatible endpoint)"
 
 
-def _label(text: str = "", rich: bool = False) -> QLabel:
-    lab = QLabel(text)
+def _label(text: str = "") -> PlainLabel:
+    """A wrapped, selectable label for text that may come from a service (a model id, an error)."""
+    lab = PlainLabel(text)
     lab.setWordWrap(True)
     lab.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-    if rich:
-        lab.setTextFormat(Qt.TextFormat.RichText)
-        lab.setOpenExternalLinks(True)
-        lab.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
+    return lab
+
+
+def _rich_label(text: str = "") -> RichLabel:
+    """The window's own formatting (headings, the key page link); values in it are escaped."""
+    lab = RichLabel(text)
+    lab.setWordWrap(True)
+    lab.setOpenExternalLinks(True)
+    lab.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
     return lab
 
 
@@ -87,9 +93,9 @@ class WelcomeWindow(QWidget):
     def _persona_page(self) -> QWidget:
         page = QWidget()
         lay = QVBoxLayout(page)
-        lay.addWidget(_label("<h2>Welcome to Hearthside</h2>Hearthside keeps your personal AI personas: "
-                             "each is a folder of plain text files that you write and Hearthside never "
-                             "changes. Let's start with one.", rich=True))
+        lay.addWidget(_rich_label(rich("<h2>Welcome to Hearthside</h2>Hearthside keeps your personal AI personas: "
+                                       "each is a folder of plain text files that you write and Hearthside never "
+                                       "changes. Let's start with one.")))
         self.create_radio = QRadioButton("Create a new persona")
         self.add_radio = QRadioButton("Use a folder I already have (an OpenClaw workspace works as it is)")
         self.create_radio.setChecked(True)
@@ -185,14 +191,14 @@ class WelcomeWindow(QWidget):
     def _model_page(self) -> QWidget:
         page = QWidget()
         lay = QVBoxLayout(page)
-        lay.addWidget(_label("<h2>Connect a model</h2>Personas talk through a language model: one on this "
-                             "computer (Ollama or LM Studio) or an online service. You can skip this and "
-                             "still get warnings when persona files change.", rich=True))
+        lay.addWidget(_rich_label(rich("<h2>Connect a model</h2>Personas talk through a language model: one on this "
+                                       "computer (Ollama or LM Studio) or an online service. You can skip this and "
+                                       "still get warnings when persona files change.")))
         self.current = _label()
         self.current.setAccessibleName("Model in use")
         self.current.hide()
         lay.addWidget(self.current)
-        lay.addWidget(_label("<b>On this computer</b>", rich=True))
+        lay.addWidget(_rich_label(rich("<b>On this computer</b>")))
         self.local_box = QVBoxLayout()
         self.local_status = _label("Looking for Ollama and LM Studio…")
         self.local_box.addWidget(self.local_status)
@@ -207,7 +213,7 @@ class WelcomeWindow(QWidget):
         line = QFrame()
         line.setFrameShape(QFrame.Shape.HLine)
         lay.addWidget(line)
-        lay.addWidget(_label("<b>An online service, or any OpenAI-compatible endpoint</b>", rich=True))
+        lay.addWidget(_rich_label(rich("<b>An online service, or any OpenAI-compatible endpoint</b>")))
         form = QFormLayout()
         self.provider_box = QComboBox()
         self.provider_box.setAccessibleName("Service")
@@ -223,7 +229,7 @@ class WelcomeWindow(QWidget):
         self.key_edit.setEchoMode(QLineEdit.EchoMode.Password)
         self.key_edit.setAccessibleName("API key")
         self.key_edit.setPlaceholderText("kept in your system's keyring, never in a file")
-        self.key_help = _label(rich=True)
+        self.key_help = _rich_label()
         form.addRow("Service:", self.provider_box)
         form.addRow("Endpoint:", self.endpoint_edit)
         form.addRow("Model name:", self.model_edit)
@@ -257,7 +263,7 @@ class WelcomeWindow(QWidget):
             p = md.PROVIDERS[index]
             self.endpoint_edit.setText(p.base_url)
             self.model_edit.setText(p.example_model)
-            self.key_help.setText(f"Get a key at <a href='{p.key_page}'>{p.key_page}</a>.")
+            self.key_help.setText(rich("Get a key at <a href='{}'>{}</a>.", p.key_page, p.key_page))
         else:
             self.endpoint_edit.clear()
             self.endpoint_edit.setPlaceholderText("https://your-server.example/v1")
@@ -306,7 +312,7 @@ class WelcomeWindow(QWidget):
             rl = QHBoxLayout(row)
             rl.setContentsMargins(0, 0, 0, 0)
             if srv.models:
-                rl.addWidget(QLabel(f"{srv.label}, model:"))
+                rl.addWidget(PlainLabel(f"{srv.label}, model:"))
                 box = QComboBox()
                 box.setAccessibleName(f"{srv.label} model")
                 box.addItems(list(srv.models))
@@ -381,7 +387,7 @@ class WelcomeWindow(QWidget):
     def _done_page(self) -> QWidget:
         page = QWidget()
         lay = QVBoxLayout(page)
-        lay.addWidget(_label("<h2>All set</h2>", rich=True))
+        lay.addWidget(_rich_label(rich("<h2>All set</h2>")))
         self.done_text = _label()
         lay.addWidget(self.done_text)
         lay.addStretch(1)
