@@ -102,6 +102,13 @@ class HeldBack:
                 if n not in self.skills]
         return out
 
+    def skill_reasons(self) -> dict[str, str]:
+        """Every persona skill folder the session must not offer, with why (for the catalog's
+        diagnostics; the session notes say it in :meth:`notes`)."""
+        out = dict(self.link_skills)
+        out.update({n: "it changed since you approved it (strict mode)" for n in self.skills})
+        return out
+
     @property
     def all_skills(self) -> frozenset[str]:
         """Every persona skill the session must not offer."""
