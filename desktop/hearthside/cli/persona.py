@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from ..app.personas import PersonaError
-from .common import echo, emit_json, get_app, handled, json_option
+from .common import HandledError, echo, emit_json, get_app, handled, json_option
 
 if TYPE_CHECKING:
     from ..app.context import AppContext
@@ -38,11 +38,21 @@ def list_cmd(ctx: click.Context, as_json: bool) -> None:
 
 @persona.command("new")
 @click.argument("name")
+@click.option("--call-me", "call_me", default=None, metavar="TEXT",
+              help="What the persona calls you (goes into USER.md).")
+@click.option("--character", default=None, metavar="TEXT",
+              help="Its character in a sentence, e.g. 'cheerful and chatty' (replaces the starter's in SOUL.md).")
 @click.pass_context
-def new_cmd(ctx: click.Context, name: str) -> None:
-    """Create a new persona folder from the starter templates (never overwrites)."""
+def new_cmd(ctx: click.Context, name: str, call_me: str | None, character: str | None) -> None:
+    """Create a new persona folder from the starter templates (never overwrites).
+
+    The options are the welcome window's questions; both go through the same service."""
+    for option, value in (("--call-me", call_me), ("--character", character)):
+        if value is not None and not value.strip():
+            raise HandledError(f"{option} was given an empty answer; give some words, or leave "
+                               f"{option} out to keep the starter text.")
     with handled(PersonaError):
-        path = get_app(ctx).personas.create(name)
+        path = get_app(ctx).personas.create(name, user_name=call_me or "", character=character or "")
     echo(f"Created {path}. Open the files in a text editor and make them yours.")
 
 
