@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.compose import BOOTSTRAP_ORDER, outside_target, read_persona_file
+from ..core.compose import BOOTSTRAP_ORDER, outside_target, read_persona_file, secret_finding
 from ..core.drift import (
     APPROVED,
     MISSING,
@@ -164,6 +164,8 @@ class DriftService:
         findings = self._link_findings(unit, name, target)
         if pf.finding is not None:
             findings += (f"{name} contains an {pf.finding.describe()}",)
+        if pf.secret:
+            findings += (secret_finding(name, pf.secret),)
         return Reading.of_text(pf.body, findings, target)
 
     @staticmethod

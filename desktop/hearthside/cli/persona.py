@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from ..app.personas import PersonaError
+from ..core.compose import secret_finding
 from .common import HandledError, echo, emit_json, get_app, handled, json_option
 
 if TYPE_CHECKING:
@@ -97,19 +98,25 @@ def compose_cmd(ctx: click.Context, directory: str, as_json: bool) -> None:
         echo(f"note: {name} was skipped: {reason}", err=True)
     for name, finding in comp.findings.items():
         echo(f"warning: {name} contains an {finding}", err=True)
+    for name, what in comp.secrets.items():  # said, not masked: the model gets it as shown
+        echo(f"warning: {secret_finding(name, what)}", err=True, shapes=False)
     for note in comp.extras.values():
         echo(f"note: {note}", err=True)
+    # What is shown is exactly what the model gets: only the keyring's own secrets are masked
+    # (they never appear anywhere in clear); a password the user wrote into a persona file is
+    # shown, with the warning above, instead of a mask that hides what really goes out.
     if as_json:
         emit_json({
             "soul": comp.soul,
             "found": list(comp.found),
             "skipped": comp.skipped,
             "findings": comp.findings,
+            "secrets": comp.secrets,
             "truncated": list(comp.truncated),
             "extras": comp.extras,
-        })
+        }, shapes=False)
     else:
-        echo(comp.soul)
+        echo(comp.soul, shapes=False)
 
 
 def _approved_links(app: AppContext, directory: str) -> dict[str, str]:

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from .boundedread import read_bounded
 from .injection import InjectionHit, scan_for_injection
+from .redact import secret_shape_finding
 
 BOOTSTRAP_ORDER: tuple[str, ...] = (
     "AGENTS.md",
@@ -49,6 +50,7 @@ class PersonaFile:
     finding: InjectionHit | None = None
     real_path: str = ""  # where the bytes really came from (links resolved)
     encoding: str = "utf-8"
+    secret: str = ""  # what secret-shaped text the body holds ("what looks like a password (line 2)")
 
 
 @dataclass(frozen=True)
@@ -57,6 +59,8 @@ class Composition:
 
     ``extras`` notes the OpenClaw workspace files that are recognised but not composed
     (``BOOTSTRAP.md``, ``BOOT.md``, a lowercase ``memory.md``), each with what to do.
+    ``secrets`` names the files holding secret-shaped text (a password, a token): they are
+    composed as they are, since that is what the user wrote; the finding says so.
     """
 
     soul: str
@@ -65,6 +69,7 @@ class Composition:
     findings: dict[str, str] = field(default_factory=dict)
     truncated: tuple[str, ...] = ()
     extras: dict[str, str] = field(default_factory=dict)
+    secrets: dict[str, str] = field(default_factory=dict)
 
 
 class NotText(ValueError):
@@ -173,7 +178,7 @@ def read_persona_file(
     """Read one bootstrap file, bounded; anything that is not a readable regular text file is
     absent, with the reason (special files under /proc, /sys and /dev are never read).
 
-    ``scan`` runs the injection scan on the clean body (skipped by ``compose_soul``, which
+    ``scan`` runs the injection scan and the look for secret-shaped text on the clean body (skipped by ``compose_soul``, which
     only needs the text; sessions, drift review and ``persona compose`` ask for it).
     ``real_path`` says where the bytes really came from, so callers judge links on what was
     read, not on a second look that a swap could fool.
@@ -188,7 +193,15 @@ def read_persona_file(
         return PersonaFile(name, None, f"{os.fspath(path)} {exc}", real_path=got.real_path)
     encoding = _UTF16_BOMS.get(got.data[:2], "utf-8")
     return PersonaFile(name, body, "", truncated, scan_for_injection(body) if scan else None,
-                       got.real_path, encoding)
+                       got.real_path, encoding, secret_shape_finding(body) if scan else "")
+
+
+def secret_finding(name: str, what: str) -> str:
+    """The review finding for a persona file holding secret-shaped text. The file reaches the
+    model as it is (it is the user's text, and ``persona compose`` shows it unmasked), so this
+    is said once, here, instead of being hidden by a mask."""
+    return (f"{name} contains {what}; the model receives this file as it is, so take the secret "
+            "out if it should not go there")
 
 
 def outside_target(root_real: str, real_path: str) -> str:
@@ -234,6 +247,7 @@ def compose_persona(
     skipped: dict[str, str] = {}
     findings: dict[str, str] = {}
     truncated: list[str] = []
+    secrets: dict[str, str] = {}
     for name in BOOTSTRAP_ORDER:
         path = root / name
         if name in exclude:
@@ -254,8 +268,10 @@ def compose_persona(
             truncated.append(name)
         if pf.finding is not None:
             findings[name] = pf.finding.describe()
+        if pf.secret:
+            secrets[name] = pf.secret
     return Composition("".join(parts), tuple(found), skipped, findings, tuple(truncated),
-                       openclaw_extras(root, tuple(found)))
+                       openclaw_extras(root, tuple(found)), secrets)
 
 
 #: OpenClaw workspace files Hearthside recognises but does not compose.
