@@ -14,6 +14,8 @@ from pathlib import Path
 
 SKILLS = "skills"
 SKILL_FILE = "SKILL.md"
+#: Where a Hermes home keeps USER.md and MEMORY.md (see core.compose.HERMES_MEMORIES).
+MEMORIES = "memories"
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from ..core.compose import BOOTSTRAP_ORDER, Composition, compose_persona
+from ..core.compose import BOOTSTRAP_ORDER, Composition, bootstrap_files, compose_persona
 from ..core.persona import folder_problem, validate_persona_name
 from .paths import AppPaths
 from .settings import SettingsStore
@@ -176,7 +176,7 @@ class PersonaService:
 
     def _info(self, name: str, path: Path, source: str) -> PersonaInfo:
         exists = path.is_dir()
-        files = tuple(n for n in BOOTSTRAP_ORDER if exists and (path / n).is_file())
+        files = tuple(n for _, n in bootstrap_files(path) if exists and (path / n).is_file()) if exists else ()
         return PersonaInfo(name, path, files, exists, source)
 
     def get(self, name: str) -> PersonaInfo:

@@ -33,6 +33,30 @@ BOOTSTRAP_ORDER: tuple[str, ...] = (
     "MEMORY.md",
 )
 
+#: A Hermes home keeps the user profile and the memory under ``memories/``. They fill the slot
+#: their name implies when the folder has no top-level file of that name (which then wins).
+HERMES_MEMORIES: dict[str, str] = {"USER.md": "memories/USER.md", "MEMORY.md": "memories/MEMORY.md"}
+
+#: Every name a persona folder may compose from: the bootstrap files and the Hermes ones.
+PERSONA_FILE_NAMES: frozenset[str] = frozenset(BOOTSTRAP_ORDER) | frozenset(HERMES_MEMORIES.values())
+
+
+def bootstrap_files(root: str | os.PathLike[str]) -> tuple[tuple[str, str], ...]:
+    """``(slot, name)`` for each slot of the bootstrap order: the file that fills it, by its
+    name in the folder. ``USER.md`` and ``MEMORY.md`` come from ``memories/`` (a Hermes home)
+    when the folder has no top-level file of that name and ``memories/`` has one. Composing,
+    drift watching and ``persona list`` all take their names from here, so a file that reaches
+    the prompt is always a watched one."""
+    out: list[tuple[str, str]] = []
+    for slot in BOOTSTRAP_ORDER:
+        alt = HERMES_MEMORIES.get(slot)
+        if alt and not os.path.lexists(os.path.join(root, slot)) and os.path.lexists(os.path.join(root, alt)):
+            out.append((slot, alt))
+        else:
+            out.append((slot, slot))
+    return tuple(out)
+
+
 #: Per-file cap, counted in bytes.
 MAX_BOOTSTRAP_FILE_BYTES = 2 * 1024 * 1024
 
@@ -231,7 +255,10 @@ def compose_persona(
 ) -> Composition:
     """Compose a folder, reporting skipped names and injection findings instead of raising.
 
-    ``exclude`` leaves names out (strict mode keeps drifted files out of new sessions);
+    Each file becomes the section of its slot (``## USER.md``); ``found`` names the files as
+    they are called in the folder, so a Hermes home's ``memories/USER.md`` is listed as such
+    (see :func:`bootstrap_files`). ``exclude`` leaves names out (strict mode keeps drifted
+    files out of new sessions);
     ``scan=False`` skips the injection scan when only the text is needed. A file that really
     lives outside the folder is composed only when ``approved_links`` maps its name to that
     very target (the user approved the link; the drift service keeps the approvals); it is
@@ -248,7 +275,8 @@ def compose_persona(
     findings: dict[str, str] = {}
     truncated: list[str] = []
     secrets: dict[str, str] = {}
-    for name in BOOTSTRAP_ORDER:
+    slots: list[str] = []
+    for slot, name in bootstrap_files(root):
         path = root / name
         if name in exclude:
             skipped[name] = f"{name} was left out until you approve its changes"
@@ -262,8 +290,9 @@ def compose_persona(
         if target and links.get(name) != target:
             skipped[name] = link_left_out_reason(name, str(path), target, links.get(name, ""))
             continue
-        parts += ("\n\n## " if parts else "## ", name, "\n\n", pf.body)
+        parts += ("\n\n## " if parts else "## ", slot, "\n\n", pf.body)
         found.append(name)
+        slots.append(slot)
         if pf.truncated:
             truncated.append(name)
         if pf.finding is not None:
@@ -271,7 +300,7 @@ def compose_persona(
         if pf.secret:
             secrets[name] = pf.secret
     return Composition("".join(parts), tuple(found), skipped, findings, tuple(truncated),
-                       openclaw_extras(root, tuple(found)), secrets)
+                       openclaw_extras(root, tuple(slots)), secrets)
 
 
 #: OpenClaw workspace files Hearthside recognises but does not compose.
