@@ -82,8 +82,8 @@ def test_two_folders_claiming_one_name_the_one_called_so_keeps_it(tmp_path: Path
     assert [(m.name, m.description) for m in src.list()] == [("greet", "the real one")]
     assert src.body("greet") == "REAL"
     reasons = [d.reason for d in src.diagnostics if "also says" in d.reason]
-    assert reasons == ["the folder 'greet-copy' also says its skill is 'greet', but the folder 'greet' "
-                       "has that name; this one was refused, so change its 'name'"]
+    assert reasons == [("the folder 'greet-copy' also says its skill is 'greet', but the folder 'greet' "
+                        "has that name; this one was refused, so change its 'name'")]
 
 
 def test_two_folders_claiming_a_name_neither_is_called_are_both_refused_and_keep_it_taken(
@@ -127,8 +127,9 @@ def test_a_withheld_skill_keeps_its_name_taken_with_its_reason(tmp_path: Path) -
         cat.body("greet")
     reasons = {(d.origin, d.reason) for d in cat.diagnostics()}
     assert ("persona", "held back: it changed since you approved it (strict mode)") in reasons
-    assert ("user", "hidden: the persona skill of the same name is held back, and a held-back skill is "
-                    "never replaced by another copy") in reasons
+    hidden = ("hidden: the persona skill of the same name is held back, and a held-back skill is "
+              "never replaced by another copy")
+    assert ("user", hidden) in reasons
 
 
 def test_a_2000_character_description_is_rejected_and_1024_is_accepted(tmp_path: Path) -> None:

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..core.compose import (
-    BOOTSTRAP_ORDER,
     PERSONA_FILE_NAMES,
     bootstrap_files,
     outside_target,

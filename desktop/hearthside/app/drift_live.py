@@ -23,7 +23,16 @@ from typing import TYPE_CHECKING, Protocol
 
 from ..core.compose import BOOTSTRAP_ORDER, HERMES_MEMORIES
 from ..core.drift import APPROVED, MISSING, Debouncer, Verdict, is_editor_dropping, summarize
-from .drift_types import MEMORIES, SKILL_FILE, SKILLS, DriftEvent, FileStatus, Observation, Unit, WatchRoots
+from .drift_types import (
+    MEMORIES,
+    SKILL_FILE,
+    SKILLS,
+    DriftEvent,
+    FileStatus,
+    Observation,
+    Unit,
+    WatchRoots,
+)
 
 if TYPE_CHECKING:  # watchdog is imported only when watching starts: `soul status` stays quick
     from ..adapters.watcher import FolderWatcher, WatchReport

@@ -199,7 +199,7 @@ def parse_skill(
         return None, "the front matter must be a YAML mapping (key: value lines)"
     name = front.get("name")
     reason = validate_skill_name(name)
-    if reason:
+    if reason or not isinstance(name, str):
         return None, reason
     warnings: list[str] = []
     if name != folder_name:
