@@ -99,6 +99,9 @@ def test_persona_new_character_replaces_the_starter_character(run_cli, app_paths
     assert run_cli("persona", "new", "Ivy", "--character", "Ivy is patient and loves gardening.").returncode == 0
     soul = (app_paths.personas_dir / "Ivy" / "SOUL.md").read_text()
     assert "\n\nIvy is patient and loves gardening.\n\n" in soul and "dry-humoured" not in soul
+    # A sentence without its full stop is still a sentence, not "Oak is Oak is kind."
+    assert run_cli("persona", "new", "Oak", "--character", "Oak is kind").returncode == 0
+    assert "\n\nOak is kind.\n\n" in (app_paths.personas_dir / "Oak" / "SOUL.md").read_text()
     # Without the options the starter text stays.
     assert run_cli("persona", "new", "Plain").returncode == 0
     assert "Plain is calm, kind and a little dry-humoured." in (app_paths.personas_dir / "Plain" / "SOUL.md").read_text()

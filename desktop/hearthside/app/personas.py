@@ -230,7 +230,7 @@ class PersonaService:
             raise PersonaError(
                 f"A persona folder already exists at {target}; Hearthside never overwrites it."
             )
-        templates = with_answers(starter_templates(), user_name, character)
+        templates = with_answers(starter_templates(), user_name, character, name)
         try:
             self.paths.personas_dir.mkdir(parents=True, exist_ok=True)
             target.mkdir(mode=0o700)
@@ -303,17 +303,23 @@ def answer_problem(user_name: str, character: str) -> str:
     return ""
 
 
-def character_paragraph(character: str) -> str:
+_SENTENCE_STARTS = ("it ", "she ", "he ", "they ", "{{name}} ")
+
+
+def character_paragraph(character: str, name: str = "") -> str:
     """The user's character answer as SOUL.md's character paragraph: a whole sentence as
-    written ("Juniper is patient."), a phrase as the starter writes it ("cheerful and chatty"
-    -> "{{name}} is cheerful and chatty.")."""
+    written ("Juniper is patient.", "Juniper is kind", "It hums"), a phrase as the starter
+    writes it ("cheerful and chatty" -> "{{name}} is cheerful and chatty.")."""
     text = " ".join(character.split())
+    low = text.casefold()
     if text.endswith((".", "!", "?", "…")):
         return text
+    if low.startswith(_SENTENCE_STARTS) or (name and low.startswith(name.casefold() + " ")):
+        return text + "."
     return f"{{{{name}}}} is {text}."
 
 
-def with_answers(templates: dict[str, str], user_name: str, character: str) -> dict[str, str]:
+def with_answers(templates: dict[str, str], user_name: str, character: str, name: str = "") -> dict[str, str]:
     """The starter files with the welcome answers in them: USER.md gets "Call me ...", and the
     character sentence *replaces* the starter's character paragraph in SOUL.md (it is not
     added after it). Raises :class:`PersonaError` for an unusable answer."""
@@ -325,7 +331,7 @@ def with_answers(templates: dict[str, str], user_name: str, character: str) -> d
         out["USER.md"] = out["USER.md"].rstrip("\n") + f"\n\n- Call me {' '.join(user_name.split())}.\n"
     if character.strip() and "SOUL.md" in out:
         soul = out["SOUL.md"]
-        mine = character_paragraph(character)
+        mine = character_paragraph(character, name)
         if STARTER_CHARACTER in soul:
             out["SOUL.md"] = soul.replace(STARTER_CHARACTER, mine, 1)
         else:  # a template without the starter paragraph: the answer is its character
