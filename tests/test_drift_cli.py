@@ -143,3 +143,36 @@ def test_approve_says_which_files_it_could_not_approve(run_cli, isolated_home: P
     assert "is a directory" in some.stderr
     none = run_cli("soul", "approve", str(root / "SOUL.md"))
     assert none.returncode == 1 and "Nothing was approved" in none.stderr.strip().splitlines()[-1]
+
+
+def test_a_password_in_a_persona_file_is_shown_as_the_model_gets_it_and_is_a_review_finding(
+    run_cli, isolated_home: Path  # type: ignore[no-untyped-def]
+) -> None:
+    """Issue 19, point 11: ``persona compose`` used to print ``password: ********`` while the
+    model received ``hunter2-example``. What is shown is what goes out; the secret is a finding."""
+    from hearthside.app.context import AppContext
+    from hearthside.app.review import review_item
+
+    files = {n: f"# {n}\nalice {n} text\n" for n in BOOTSTRAP_ORDER}
+    files["USER.md"] = "# USER.md\nAda.\npassword: hunter2-example\n"
+    root = make_persona(isolated_home, "alice", files)
+    proc = run_cli("persona", "compose", "alice")
+    assert proc.returncode == 0, proc.stderr
+    assert "password: hunter2-example" in proc.stdout and "********" not in proc.stdout
+    warning = ("warning: USER.md contains what looks like a password (line 3); the model receives this "
+               "file as it is, so take the secret out if it should not go there")
+    assert warning in proc.stderr.splitlines()
+    doc = json.loads(run_cli("persona", "compose", "alice", "--json").stdout)
+    prepared = AppContext().sessions.prepare("alice")
+    assert "password: hunter2-example" in prepared.snapshot.system_prompt
+    assert doc["soul"] in prepared.snapshot.system_prompt  # shown exactly as the model gets it
+    assert doc["found"] == list(BOOTSTRAP_ORDER)
+    assert doc["secrets"] == {"USER.md": "what looks like a password (line 3)"}
+
+    status = {e["file"]: e for e in json.loads(run_cli("soul", "status", "--json").stdout)}
+    assert status["USER.md"]["findings"] == [warning.removeprefix("warning: ")]
+    assert all(not e["findings"] for name, e in status.items() if name != "USER.md")
+    app = AppContext()
+    [user] = [s for s in app.drift.status() if s.file == "USER.md"]
+    assert any("looks like a password" in n for n in review_item(app.drift, user).notes)
+    assert user.path == str(root / "USER.md")

@@ -682,3 +682,61 @@ def test_a_new_skill_removed_before_approval_is_reported_gone(app: AppContext, i
     events.wait_for(is_event("alice", "skills/brew/SKILL.md", "new"))
     shutil.rmtree(root / "skills" / "brew")
     events.wait_for(is_event("alice", "skills/brew/SKILL.md", "missing"))
+
+
+# -- a Hermes home: memories/USER.md and memories/MEMORY.md (issue 19, point 10) ------------
+
+
+def _hermes_home(home: Path) -> Path:
+    hermes = home / ".hermes"
+    (hermes / "memories").mkdir(parents=True)
+    (hermes / "SOUL.md").write_text("Hermes is terse.\n")
+    (hermes / "memories" / "USER.md").write_text("Ada, who likes oat milk.\n")
+    (hermes / "memories" / "MEMORY.md").write_text("The garden needs water on Fridays.\n")
+    return hermes
+
+
+def test_a_hermes_homes_memories_are_composed_watched_and_never_written(
+    app: AppContext, isolated_home: Path, run_cli  # type: ignore[no-untyped-def]
+) -> None:
+    """Before, only SOUL.md of a Hermes home was composed and memories/ was ignored with no note."""
+    hermes = _hermes_home(isolated_home)
+    before = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in hermes.rglob("*") if p.is_file()}
+    assert run_cli("persona", "add", str(hermes), "--name", "hermes").returncode == 0
+    app.settings.reload()
+
+    doc = json.loads(run_cli("persona", "compose", "hermes", "--json").stdout)
+    assert doc["found"] == ["SOUL.md", "memories/USER.md", "memories/MEMORY.md"]
+    assert doc["soul"] == ("## SOUL.md\n\nHermes is terse.\n\n## USER.md\n\nAda, who likes oat milk.\n\n"
+                           "## MEMORY.md\n\nThe garden needs water on Fridays.")
+    listed = {p["name"]: p for p in json.loads(run_cli("persona", "list", "--json").stdout)}
+    assert listed["hermes"]["files"] == ["SOUL.md", "memories/USER.md", "memories/MEMORY.md"]
+
+    drift, events = started(app)
+    states = {s.file: s.state for s in drift.status() if s.persona == "hermes"}
+    assert states == {"SOUL.md": "approved", "memories/USER.md": "approved", "memories/MEMORY.md": "approved"}
+    atomic_save(hermes / "memories" / "MEMORY.md", "The garden needs water on Fridays and Tuesdays.\n")
+    e = events.wait_for(is_event("hermes", "memories/MEMORY.md", "drifted"))
+    assert e.path == str(hermes / "memories" / "MEMORY.md")
+    (hermes / "memories" / "USER.md").write_text("Ada, who now likes soy milk.\n")  # an edit in place
+    events.wait_for(is_event("hermes", "memories/USER.md", "drifted"))
+
+    drift.set_strict(True)  # strict mode holds the drifted memories out, like any bootstrap file
+    prepared = app.sessions.prepare("hermes")
+    assert prepared.snapshot.found == ("SOUL.md",)
+    assert sorted(prepared.notes) == ["memories/MEMORY.md left out: it changed since you approved it (strict mode)",
+                                      "memories/USER.md left out: it changed since you approved it (strict mode)"]
+    drift.approve([str(hermes / "memories" / "USER.md")])
+    assert app.sessions.prepare("hermes").snapshot.found == ("SOUL.md", "memories/USER.md")
+    drift.stop()
+    after = {p: p.read_bytes() for p in hermes.rglob("*") if p.is_file()}
+    assert set(after) == set(before)  # nothing created, renamed or removed in the home
+    assert after[hermes / "SOUL.md"] == before[hermes / "SOUL.md"][0]
+
+
+def test_a_top_level_user_md_wins_over_the_hermes_one(app: AppContext, isolated_home: Path) -> None:
+    hermes = _hermes_home(isolated_home)
+    (hermes / "USER.md").write_text("Top-level profile.\n")
+    comp = app.personas.compose(hermes)
+    assert comp.found == ("SOUL.md", "USER.md", "memories/MEMORY.md")
+    assert "Top-level profile." in comp.soul and "oat milk" not in comp.soul

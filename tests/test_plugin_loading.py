@@ -267,10 +267,11 @@ def test_doctor_reports_failed_packs_as_a_warning(
 def test_malformed_pack_skills_are_skipped_with_reasons_and_the_good_one_loads(listing) -> None:  # type: ignore[no-untyped-def]
     r = listing()["badskills"]
     assert r["status"] == "ok", r
-    assert r["contributes"]["skills"] == ["fine"]
+    assert r["contributes"]["skills"] == ["fine", "other-name"]  # loaded under its name (issue 19)
     warnings = "\n".join(r["warnings"])
     assert "'no-front'" in warnings and "no front matter" in warnings
-    assert "'other-name' does not match its folder name 'folder-name'" in warnings
+    assert ("skill 'other-name': skill name 'other-name' does not match its folder name 'folder-name'; "
+            "it is loaded as 'other-name'") in warnings
     assert "'long-desc'" in warnings and "2000 characters" in warnings
 
 

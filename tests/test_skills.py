@@ -59,10 +59,77 @@ def test_skill_md_without_front_matter_is_skipped_with_a_diagnostic(tmp_path: Pa
     assert "no front matter" in reason
 
 
-def test_name_not_matching_its_folder_is_skipped(tmp_path: Path) -> None:
-    write_skill(tmp_path, "folder-name", "name: other-name\ndescription: x")
-    reason = only_diag(DirectorySkillSource([tmp_path], "user"))
-    assert "does not match its folder name 'folder-name'" in reason
+def test_a_name_not_matching_its_folder_loads_under_its_name_with_a_warning(tmp_path: Path) -> None:
+    """The Agent Skills spec wants them equal; the hosts people use load by ``name`` (issue 19)."""
+    write_skill(tmp_path, "folder-name", "name: other-name\ndescription: x", "Body")
+    src = DirectorySkillSource([tmp_path], "user")
+    assert [m.name for m in src.list()] == ["other-name"]
+    assert src.body("other-name") == "Body"
+    [diag] = src.diagnostics
+    assert diag.skill == "other-name"
+    assert diag.reason == ("skill name 'other-name' does not match its folder name 'folder-name'; it is "
+                           "loaded as 'other-name' (rename the folder to 'other-name' to silence this warning)")
+    cat = SkillCatalog([src])
+    assert cat.body("other-name") == "Body"
+    with pytest.raises(SkillNotFound):
+        cat.body("folder-name")
+
+
+def test_two_folders_claiming_one_name_the_one_called_so_keeps_it(tmp_path: Path) -> None:
+    write_skill(tmp_path, "greet", "name: greet\ndescription: the real one", "REAL")
+    write_skill(tmp_path, "greet-copy", "name: greet\ndescription: a copy", "COPY")
+    src = DirectorySkillSource([tmp_path], "user")
+    assert [(m.name, m.description) for m in src.list()] == [("greet", "the real one")]
+    assert src.body("greet") == "REAL"
+    reasons = [d.reason for d in src.diagnostics if "also says" in d.reason]
+    assert reasons == [("the folder 'greet-copy' also says its skill is 'greet', but the folder 'greet' "
+                        "has that name; this one was refused, so change its 'name'")]
+
+
+def test_two_folders_claiming_a_name_neither_is_called_are_both_refused_and_keep_it_taken(
+    tmp_path: Path,
+) -> None:
+    """No telling which one the user meant: neither is used, and a later source's skill of that
+    name does not stand in for them either."""
+    write_skill(tmp_path / "persona", "one", "name: greet\ndescription: one", "ONE")
+    write_skill(tmp_path / "persona", "two", "name: greet\ndescription: two", "TWO")
+    write_skill(tmp_path / "user", "greet", "name: greet\ndescription: user", "USER")
+    persona = DirectorySkillSource([tmp_path / "persona"], "persona")
+    assert persona.list() == []
+    clash = [d.reason for d in persona.diagnostics if "none of them is used" in d.reason]
+    assert clash == [
+        "the folder 'one' and 'two' all say their skill is 'greet', so none of them is used; give each its own 'name'",
+        "the folder 'two' and 'one' all say their skill is 'greet', so none of them is used; give each its own 'name'",
+    ]
+    cat = SkillCatalog([persona, DirectorySkillSource([tmp_path / "user"], "user")])
+    assert cat.list() == []
+    assert any(d.origin == "user" and "held back" in d.reason for d in cat.diagnostics())
+
+
+def test_across_sources_the_first_name_wins_even_when_folders_differ(tmp_path: Path) -> None:
+    write_skill(tmp_path / "persona", "my-greeter", "name: greet\ndescription: persona", "P")
+    write_skill(tmp_path / "user", "greet", "name: greet\ndescription: user", "U")
+    cat = SkillCatalog([DirectorySkillSource([tmp_path / "persona"], "persona"),
+                        DirectorySkillSource([tmp_path / "user"], "user")])
+    assert [(m.name, m.origin) for m in cat.list()] == [("greet", "persona")]
+    assert cat.body("greet") == "P"
+    assert any(d.origin == "user" and "hidden by the persona skill" in d.reason for d in cat.diagnostics())
+
+
+def test_a_withheld_skill_keeps_its_name_taken_with_its_reason(tmp_path: Path) -> None:
+    write_skill(tmp_path / "persona", "greeter", "name: greet\ndescription: persona", "P")
+    write_skill(tmp_path / "user", "greet", "name: greet\ndescription: user", "U")
+    persona = DirectorySkillSource([tmp_path / "persona"], "persona")
+    persona.withhold_folders({"greeter": "it changed since you approved it (strict mode)"})
+    cat = SkillCatalog([persona, DirectorySkillSource([tmp_path / "user"], "user")])
+    assert cat.list() == []
+    with pytest.raises(SkillNotFound):
+        cat.body("greet")
+    reasons = {(d.origin, d.reason) for d in cat.diagnostics()}
+    assert ("persona", "held back: it changed since you approved it (strict mode)") in reasons
+    hidden = ("hidden: the persona skill of the same name is held back, and a held-back skill is "
+              "never replaced by another copy")
+    assert ("user", hidden) in reasons
 
 
 def test_a_2000_character_description_is_rejected_and_1024_is_accepted(tmp_path: Path) -> None:

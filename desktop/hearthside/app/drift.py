@@ -18,7 +18,13 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.compose import BOOTSTRAP_ORDER, outside_target, read_persona_file
+from ..core.compose import (
+    PERSONA_FILE_NAMES,
+    bootstrap_files,
+    outside_target,
+    read_persona_file,
+    secret_finding,
+)
 from ..core.drift import (
     APPROVED,
     MISSING,
@@ -136,7 +142,8 @@ class DriftService:
         if unit.soul_file is not None:
             names = [unit.soul_file.name]
         else:
-            names = list(BOOTSTRAP_ORDER)
+            # The files composing really reads (a Hermes home's memories/ ones included).
+            names = [n for _, n in bootstrap_files(unit.root)]
             skills = unit.root / SKILLS
             try:
                 # Linked skill folders count, as the skill catalog follows them too.
@@ -174,6 +181,8 @@ class DriftService:
         findings = self._link_findings(unit, name, target)
         if pf.finding is not None:
             findings += (f"{name} contains an {pf.finding.describe()}",)
+        if pf.secret:
+            findings += (secret_finding(name, pf.secret),)
         return Reading.of_text(pf.body, findings, target)
 
     @staticmethod
@@ -274,7 +283,7 @@ class DriftService:
         unit = self._unit_for_dir(persona_dir)
         out: dict[str, str] = {}
         for name in self.store.files(unit.key):
-            if name in BOOTSTRAP_ORDER:
+            if name in PERSONA_FILE_NAMES:
                 baseline, _ = self.store.load(unit.key, name)
                 if baseline is not None and baseline.link_target:
                     out[name] = baseline.link_target
@@ -321,7 +330,7 @@ class DriftService:
                 continue
             if s.persona == "" and s.path == str(soul_unit.soul_file):
                 continue
-            if s.file in BOOTSTRAP_ORDER:
+            if s.file in PERSONA_FILE_NAMES:
                 files.add(s.file)
             elif s.file.startswith(f"{SKILLS}/"):
                 skills.add(s.file.split("/")[1])
@@ -350,7 +359,7 @@ class DriftService:
                 rel = p.relative_to(u.root).as_posix()
             except ValueError:
                 continue
-            if rel in BOOTSTRAP_ORDER or rel.startswith(f"{SKILLS}/"):
+            if rel in PERSONA_FILE_NAMES or rel.startswith(f"{SKILLS}/"):
                 if rel.startswith(f"{SKILLS}/") and not rel.endswith(f"/{SKILL_FILE}"):
                     rel = rel.rstrip("/") + f"/{SKILL_FILE}"
                 return [(u, rel)]

@@ -21,9 +21,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from ..core.compose import BOOTSTRAP_ORDER
+from ..core.compose import BOOTSTRAP_ORDER, HERMES_MEMORIES
 from ..core.drift import APPROVED, MISSING, Debouncer, Verdict, is_editor_dropping, summarize
-from .drift_types import SKILL_FILE, SKILLS, DriftEvent, FileStatus, Observation, Unit, WatchRoots
+from .drift_types import (
+    MEMORIES,
+    SKILL_FILE,
+    SKILLS,
+    DriftEvent,
+    FileStatus,
+    Observation,
+    Unit,
+    WatchRoots,
+)
 
 if TYPE_CHECKING:  # watchdog is imported only when watching starts: `soul status` stays quick
     from ..adapters.watcher import FolderWatcher, WatchReport
@@ -179,6 +188,7 @@ class LiveDrift:
             targets.append((u.root, False))
             if not u.is_soul:
                 targets.append((u.root / SKILLS, True))
+                targets.append((u.root / MEMORIES, False))  # a Hermes home's USER.md, MEMORY.md
         for links in self._links.values():
             targets += [(Path(t).parent, False) for t in links]
         return targets
@@ -232,10 +242,12 @@ class LiveDrift:
                 continue
             in_root = os.path.dirname(path) == root
             in_skills = path.startswith(root + os.sep + SKILLS + os.sep)
+            in_memories = os.path.dirname(path) == os.path.join(root, MEMORIES)
             if (
                 path == root
                 or (is_dir and root.startswith(path + os.sep))
-                or (in_root and (base in BOOTSTRAP_ORDER or base == SKILLS))
+                or (in_root and (base in BOOTSTRAP_ORDER or base in (SKILLS, MEMORIES)))
+                or (in_memories and f"{MEMORIES}/{base}" in HERMES_MEMORIES.values())
                 or (in_skills and (base == SKILL_FILE or is_dir))
             ):
                 keys.add(u.key)

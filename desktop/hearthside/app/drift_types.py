@@ -14,6 +14,8 @@ from pathlib import Path
 
 SKILLS = "skills"
 SKILL_FILE = "SKILL.md"
+#: Where a Hermes home keeps USER.md and MEMORY.md (see core.compose.HERMES_MEMORIES).
+MEMORIES = "memories"
 
 
 @dataclass(frozen=True)
@@ -100,6 +102,13 @@ class HeldBack:
         out = [f"{n} left out: it changed since you approved it (strict mode)" for n in names]
         out += [f"skill {n} left out: {why}" for n, why in sorted(self.link_skills.items())
                 if n not in self.skills]
+        return out
+
+    def skill_reasons(self) -> dict[str, str]:
+        """Every persona skill folder the session must not offer, with why (for the catalog's
+        diagnostics; the session notes say it in :meth:`notes`)."""
+        out = dict(self.link_skills)
+        out.update({n: "it changed since you approved it (strict mode)" for n in self.skills})
         return out
 
     @property

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from ..core.compose import BOOTSTRAP_ORDER, Composition, compose_persona
+from ..core.compose import BOOTSTRAP_ORDER, Composition, bootstrap_files, compose_persona
 from ..core.persona import folder_problem, validate_persona_name
 from .paths import AppPaths
 from .settings import SettingsStore
@@ -176,7 +176,7 @@ class PersonaService:
 
     def _info(self, name: str, path: Path, source: str) -> PersonaInfo:
         exists = path.is_dir()
-        files = tuple(n for n in BOOTSTRAP_ORDER if exists and (path / n).is_file())
+        files = tuple(n for _, n in bootstrap_files(path) if exists and (path / n).is_file()) if exists else ()
         return PersonaInfo(name, path, files, exists, source)
 
     def get(self, name: str) -> PersonaInfo:
@@ -230,7 +230,7 @@ class PersonaService:
             raise PersonaError(
                 f"A persona folder already exists at {target}; Hearthside never overwrites it."
             )
-        templates = with_answers(starter_templates(), user_name, character)
+        templates = with_answers(starter_templates(), user_name, character, name)
         try:
             self.paths.personas_dir.mkdir(parents=True, exist_ok=True)
             target.mkdir(mode=0o700)
@@ -267,29 +267,75 @@ class PersonaService:
 #: Longest answer accepted for "what to call you" and the character sentence.
 MAX_ANSWER = {"user_name": 80, "character": 600}
 
+#: The starter SOUL.md's character paragraph; a character sentence of the user's takes its place
+#: (tests/test_cli_foundation.py checks the shipped template still holds it).
+STARTER_CHARACTER = "{{name}} is calm, kind and a little dry-humoured. It likes tidy lists and plain language."
+
+#: Markup that would change what the file means to the model: a heading could open a section
+#: of its own (``## USER.md``), a tag or a code fence could hide text.
+_MARKUP_CHARS = "<>`[]"
+_MARKUP_STARTS = ("#", "*", "-", "+", "=", ">", "|")
+_BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
 
 def answer_problem(user_name: str, character: str) -> str:
-    """Why the welcome answers cannot go into the files ("" when they can)."""
+    """Why the welcome answers cannot go into the files ("" when they can). An empty answer is
+    no answer (the starter text stays); the caller refuses an empty answer it was given
+    explicitly (``--character ""``)."""
+    from ..core.injection import scan_for_injection
+
     for label, key, value in (("What to call you", "user_name", user_name),
                               ("The character sentence", "character", character)):
-        if len(value.strip()) > MAX_ANSWER[key]:
+        text = value.strip()
+        if not text:
+            continue
+        if len(text) > MAX_ANSWER[key]:
             return f"{label} is longer than {MAX_ANSWER[key]} characters; shorten it."
-        if any(ord(c) < 32 and c not in "\t" for c in value.strip()):
-            return f"{label} must be one line of plain text."
+        if any(unicodedata.category(c) in ("Cc", "Zl", "Zp") or c in _BIDI_CONTROLS for c in text):
+            return f"{label} must be one line of plain text (no line breaks or control characters)."
+        if any(c in _MARKUP_CHARS for c in text) or text.startswith(_MARKUP_STARTS):
+            return (f"{label} must be plain words: leave out Markdown or HTML such as a leading '#', "
+                    "'<', '>', '`' or '['.")
+        hit = scan_for_injection(text)
+        if hit is not None:
+            return (f"{label} reads like an instruction to the model ({hit.describe()}); describe it "
+                    "in your own words instead.")
     return ""
 
 
-def with_answers(templates: dict[str, str], user_name: str, character: str) -> dict[str, str]:
-    """The starter files with the welcome answers added: USER.md gets "Call me ...", SOUL.md
-    gets the character sentence. Raises :class:`PersonaError` for an unusable answer."""
+_SENTENCE_STARTS = ("it ", "she ", "he ", "they ", "{{name}} ")
+
+
+def character_paragraph(character: str, name: str = "") -> str:
+    """The user's character answer as SOUL.md's character paragraph: a whole sentence as
+    written ("Juniper is patient.", "Juniper is kind", "It hums"), a phrase as the starter
+    writes it ("cheerful and chatty" -> "{{name}} is cheerful and chatty.")."""
+    text = " ".join(character.split())
+    low = text.casefold()
+    if text.endswith((".", "!", "?", "…")):
+        return text
+    if low.startswith(_SENTENCE_STARTS) or (name and low.startswith(name.casefold() + " ")):
+        return text + "."
+    return f"{{{{name}}}} is {text}."
+
+
+def with_answers(templates: dict[str, str], user_name: str, character: str, name: str = "") -> dict[str, str]:
+    """The starter files with the welcome answers in them: USER.md gets "Call me ...", and the
+    character sentence *replaces* the starter's character paragraph in SOUL.md (it is not
+    added after it). Raises :class:`PersonaError` for an unusable answer."""
     problem = answer_problem(user_name, character)
     if problem:
         raise PersonaError(problem)
     out = dict(templates)
     if user_name.strip() and "USER.md" in out:
-        out["USER.md"] = out["USER.md"].rstrip("\n") + f"\n\n- Call me {user_name.strip()}.\n"
+        out["USER.md"] = out["USER.md"].rstrip("\n") + f"\n\n- Call me {' '.join(user_name.split())}.\n"
     if character.strip() and "SOUL.md" in out:
-        out["SOUL.md"] = out["SOUL.md"].rstrip("\n") + f"\n\n{character.strip()}\n"
+        soul = out["SOUL.md"]
+        mine = character_paragraph(character, name)
+        if STARTER_CHARACTER in soul:
+            out["SOUL.md"] = soul.replace(STARTER_CHARACTER, mine, 1)
+        else:  # a template without the starter paragraph: the answer is its character
+            out["SOUL.md"] = soul.rstrip("\n") + f"\n\n{mine}\n"
     return out
 
 

@@ -1,7 +1,8 @@
 """The plugin service: packs loaded once per process, their contributions, and pack management.
 
 The CLI and the tray both go through this service. Loading honours safe mode and the block
-list (``plugins.blocked`` in settings); pack skills that trip the injection scan are held back
+list (``plugins.blocked`` in settings); pack skills, and skills in the user's skills folder,
+that trip the injection scan are held back
 until the user allows that exact text (``plugins.allowed_skills`` records name and SHA-256, so
 an edited skill is checked again).
 """
@@ -13,6 +14,7 @@ import importlib
 import logging
 import os
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -58,7 +60,8 @@ PROVIDER_KEY = "search.provider"
 
 @dataclass(frozen=True)
 class HeldSkill:
-    """A pack skill kept out of sessions because the injection scan flagged it."""
+    """A pack skill, or one in the user's skills folder (``pack`` is ""), kept out of sessions
+    because the injection scan flagged it."""
 
     pack: str
     name: str
@@ -67,10 +70,21 @@ class HeldSkill:
 
     @property
     def key(self) -> str:
-        return f"{self.pack}/{self.name}@{self.sha256}"
+        # A pack name never holds ':', so a user skill's key cannot collide with a pack's.
+        return f"{self.pack}/{self.name}@{self.sha256}" if self.pack else f"{ORIGIN_USER}:{self.name}@{self.sha256}"
+
+    @property
+    def label(self) -> str:
+        """How the skill is named to the user: ``pack/name``, or ``user/name``."""
+        return f"{self.pack or ORIGIN_USER}/{self.name}"
+
+    @property
+    def origin(self) -> str:
+        return ORIGIN_PACK if self.pack else ORIGIN_USER
 
     def as_dict(self) -> dict[str, str]:
-        return {"pack": self.pack, "name": self.name, "sha256": self.sha256, "finding": self.finding}
+        return {"pack": self.pack, "name": self.name, "origin": self.origin, "sha256": self.sha256,
+                "finding": self.finding}
 
 
 class PluginService:
@@ -170,6 +184,13 @@ class PluginService:
         return {pack: DirectorySkillSource(roots, ORIGIN_PACK, pack)
                 for pack, roots in sorted(host.skill_roots.items())}
 
+    def _scanned_sources(self) -> dict[str, DirectorySkillSource]:
+        """Every source the injection scan guards, fresh: the user's skills folder (key "")
+        first, then the packs by name. The user folder holds skills people download, exactly
+        like packs, so it gets the same scan and the same hold-until-allowed rule."""
+        return {"": DirectorySkillSource([self.paths.user_skills_dir], ORIGIN_USER),
+                **self._pack_skill_sources()}
+
     def _held(self, sources: dict[str, DirectorySkillSource]) -> list[HeldSkill]:
         allowed = self._allowed()
         out = []
@@ -184,32 +205,41 @@ class PluginService:
         return out
 
     def held_back_skills(self) -> list[HeldSkill]:
-        """Pack skills the injection scan flagged and the user has not allowed (read afresh)."""
-        return self._held(self._pack_skill_sources())
+        """Skills of the user folder and of packs that the injection scan flagged and the user
+        has not allowed (read afresh)."""
+        return self._held(self._scanned_sources())
 
     def allow_skill(self, name: str) -> list[HeldSkill]:
-        """Allow held-back skills named ``name`` or ``pack/name``; returns what was allowed."""
-        hits = [h for h in self.held_back_skills() if name in (h.name, f"{h.pack}/{h.name}")]
+        """Allow held-back skills named ``name``, ``pack/name`` or ``user/name``; returns what
+        was allowed."""
+        hits = [h for h in self.held_back_skills() if name in (h.name, h.label, f"{h.pack}/{h.name}")]
         if hits:
             keys = sorted(self._allowed() | {h.key for h in hits})
             self.settings.set(ALLOWED_SKILLS_KEY, keys)
         return hits
 
-    def skill_catalog(self, persona_dir: Path | None = None) -> SkillCatalog:
+    def skill_catalog(self, persona_dir: Path | None = None,
+                      persona_held: Mapping[str, str] | None = None) -> SkillCatalog:
         """Skills for a session: persona ``skills/``, then the user's skills folder, then packs.
 
-        Pack skills are read and scanned afresh for each catalog, so the text that reaches a
-        session is the text that was scanned; flagged ones the user has not allowed are hidden.
+        The user folder and packs are read and scanned afresh for each catalog, so the text that
+        reaches a session is the text that was scanned; flagged ones the user has not allowed are
+        held back. ``persona_held`` maps persona skill folders the drift service holds back
+        (strict mode, unapproved links) to why. A held-back skill keeps its name taken, so no
+        later source's copy stands in for it. Sessions and ``plugins skills`` both build their
+        catalog here (through :meth:`SessionService.skill_catalog`).
         """
         sources: list[SkillSource] = []
         if persona_dir is not None:
-            sources.append(DirectorySkillSource([Path(persona_dir) / "skills"], ORIGIN_PERSONA))
-        sources.append(DirectorySkillSource([self.paths.user_skills_dir], ORIGIN_USER))
-        packs = self._pack_skill_sources()
-        for h in self._held(packs):
-            src = packs[h.pack]
-            src.exclude = src.exclude | {h.name}
-        sources.extend(packs.values())
+            own = DirectorySkillSource([Path(persona_dir) / "skills"], ORIGIN_PERSONA)
+            if persona_held:
+                own.withhold_folders(persona_held)
+            sources.append(own)
+        scanned = self._scanned_sources()
+        for h in self._held(scanned):
+            hint = f"'hearthside plugins allow-skill {h.label}'"
+            scanned[h.pack].withhold({h.name: f"{h.finding}; read it, then allow it with {hint}"})
+        sources.extend(scanned.values())
         return SkillCatalog(sources)
 
     # -- block list ------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -28,7 +29,7 @@ from ..core.agent import (
 from ..core.memory.model import CorruptMemoryError, MemoryEntry, MemoryStoreError
 from ..core.memory.tools import memory_tools
 from ..core.session import SessionSnapshot, SkillLine, assemble_session
-from ..core.skills import ORIGIN_PERSONA, DirectorySkillSource
+from ..core.skills import SkillCatalog
 from ..core.soul import SoulResult, SoulStore
 from ..core.tools import Catalog, CatalogError, PermissionMode, ToolEnv
 from .drift import HeldBack
@@ -126,7 +127,7 @@ class SessionService:
         catalog = Catalog()
         for t in memory_tools(store, sid):
             catalog.register(t, "builtin")
-        skills = self._add_pack_parts(catalog, info.path, mode, notes, held.all_skills)
+        skills = self._add_pack_parts(catalog, info.path, mode, notes, held.skill_reasons())
         env = ToolEnv(persona=persona, workspace=_workspace(app), services={"hydrated_tools": set(), "memory": store},
                       write_guard=build_write_guard(app.paths, app.personas, app.soul_path()))
         snap = assemble_session(persona, comp.soul, soul.body, index, skills, catalog, mode,
@@ -161,6 +162,16 @@ class SessionService:
         with a sentence."""
         return self.app.model.client()
 
+    def skill_catalog(self, persona: str | None) -> SkillCatalog:
+        """The skills a new session of ``persona`` gets (no persona: the user folder and packs),
+        built exactly as :meth:`prepare` builds them, held-back skills included as such, so
+        ``plugins skills --persona`` lists what the session will really get."""
+        if persona is None:
+            return self.app.plugins.skill_catalog(None)
+        folder = self.app.personas.get(persona).path
+        held = self._held_back(folder, [])
+        return self.app.plugins.skill_catalog(folder, held.skill_reasons())
+
     # -- parts from other services (each may be missing or broken) --------------------------
     def _held_back(self, folder: Path, notes: list[str]) -> HeldBack:
         """What this session leaves out: in strict mode drifted or new files, skills and the soul;
@@ -174,7 +185,7 @@ class SessionService:
         return held
 
     def _add_pack_parts(self, catalog: Catalog, folder: Path, mode: PermissionMode,
-                        notes: list[str], held_skills: frozenset[str] = frozenset()) -> list[SkillLine]:
+                        notes: list[str], held_skills: Mapping[str, str] | None = None) -> list[SkillLine]:
         from ..core.hosttools import make_skill_tool, make_tool_search, make_web_search
 
         app = self.app
@@ -182,10 +193,7 @@ class SessionService:
         try:
             for tool, pack in app.plugins.tool_entries():
                 _register(catalog, tool, pack, notes)
-            cat = app.plugins.skill_catalog(folder)
-            for src in cat.sources:  # the persona's held-back skills (strict mode, links) stay out
-                if held_skills and isinstance(src, DirectorySkillSource) and src.origin == ORIGIN_PERSONA:
-                    src.exclude = src.exclude | held_skills
+            cat = app.plugins.skill_catalog(folder, held_skills)
             metas = cat.list()
             skills = [SkillLine(m.name, m.description) for m in metas]
             if metas:

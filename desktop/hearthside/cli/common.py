@@ -62,30 +62,34 @@ def require_persona(app: AppContext, persona: str) -> Any:
         return app.personas.get(persona)
 
 
-def emit_json(doc: Any) -> None:
+def emit_json(doc: Any, *, shapes: bool = True) -> None:
     """Print exactly one JSON document on stdout (secrets masked; DEL and C1 characters, which
-    ``json.dumps`` leaves raw, written as ``\\u`` escapes so no terminal sequence gets through)."""
+    ``json.dumps`` leaves raw, written as ``\\u`` escapes so no terminal sequence gets through).
+    ``shapes=False`` masks only the keyring's secrets: for the user's own text shown as the
+    model gets it (``persona compose``), where a mask would hide what really goes out."""
     from ..core.redact import redact_obj
     from ..core.termsafe import escape_json_controls
 
-    text = json.dumps(redact_obj(doc), indent=2, ensure_ascii=False, sort_keys=False)
+    text = json.dumps(redact_obj(doc, shapes), indent=2, ensure_ascii=False, sort_keys=False)
     sys.stdout.write(escape_json_controls(text) + "\n")
 
 
-def safe_text(text: Any) -> str:
+def safe_text(text: Any, shapes: bool = True) -> str:
     """What may be printed of ``text``: secrets masked (the log's redaction), then terminal
-    control sequences and characters removed. The one filter every CLI line goes through."""
-    from ..core.redact import redact
+    control sequences and characters removed. The one filter every CLI line goes through.
+    ``shapes=False`` masks only the keyring's secrets (see :func:`emit_json`)."""
+    from ..core.redact import redact, redact_known
     from ..core.termsafe import strip_controls
 
-    return strip_controls(redact("" if text is None else str(text)))
+    raw = "" if text is None else str(text)
+    return strip_controls(redact(raw) if shapes else redact_known(raw))
 
 
-def echo(text: Any = "", err: bool = False, nl: bool = True) -> None:
+def echo(text: Any = "", err: bool = False, nl: bool = True, *, shapes: bool = True) -> None:
     """Print one line (or block) of text through :func:`safe_text`. Every command prints with
     this, never with ``click.echo`` directly: model answers, memory values, persona and pack
     files are text Hearthside did not write, and may carry secrets or escape sequences."""
-    click.echo(safe_text(text), err=err, nl=nl)
+    click.echo(safe_text(text, shapes), err=err, nl=nl)
 
 
 def read_secret(label: str) -> str:

@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING
 import click
 
 from ..app.personas import PersonaError
+from ..core.compose import secret_finding
 from ..core.termsafe import visible_line
-from .common import echo, emit_json, get_app, handled, json_option
+from .common import HandledError, echo, emit_json, get_app, handled, json_option
 
 if TYPE_CHECKING:
     from ..app.context import AppContext
@@ -40,11 +41,21 @@ def list_cmd(ctx: click.Context, as_json: bool) -> None:
 
 @persona.command("new")
 @click.argument("name")
+@click.option("--call-me", "call_me", default=None, metavar="TEXT",
+              help="What the persona calls you (goes into USER.md).")
+@click.option("--character", default=None, metavar="TEXT",
+              help="Its character in a sentence, e.g. 'cheerful and chatty' (replaces the starter's in SOUL.md).")
 @click.pass_context
-def new_cmd(ctx: click.Context, name: str) -> None:
-    """Create a new persona folder from the starter templates (never overwrites)."""
+def new_cmd(ctx: click.Context, name: str, call_me: str | None, character: str | None) -> None:
+    """Create a new persona folder from the starter templates (never overwrites).
+
+    The options are the welcome window's questions; both go through the same service."""
+    for option, value in (("--call-me", call_me), ("--character", character)):
+        if value is not None and not value.strip():
+            raise HandledError(f"{option} was given an empty answer; give some words, or leave "
+                               f"{option} out to keep the starter text.")
     with handled(PersonaError):
-        path = get_app(ctx).personas.create(name)
+        path = get_app(ctx).personas.create(name, user_name=call_me or "", character=character or "")
     echo(f"Created {path}. Open the files in a text editor and make them yours.")
 
 
@@ -89,19 +100,25 @@ def compose_cmd(ctx: click.Context, directory: str, as_json: bool) -> None:
         echo(f"note: {name} was skipped: {reason}", err=True)
     for name, finding in comp.findings.items():
         echo(f"warning: {name} contains an {finding}", err=True)
+    for name, what in comp.secrets.items():  # said, not masked: the model gets it as shown
+        echo(f"warning: {secret_finding(name, what)}", err=True, shapes=False)
     for note in comp.extras.values():
         echo(f"note: {note}", err=True)
+    # What is shown is exactly what the model gets: only the keyring's own secrets are masked
+    # (they never appear anywhere in clear); a password the user wrote into a persona file is
+    # shown, with the warning above, instead of a mask that hides what really goes out.
     if as_json:
         emit_json({
             "soul": comp.soul,
             "found": list(comp.found),
             "skipped": comp.skipped,
             "findings": comp.findings,
+            "secrets": comp.secrets,
             "truncated": list(comp.truncated),
             "extras": comp.extras,
-        })
+        }, shapes=False)
     else:
-        echo(comp.soul)
+        echo(comp.soul, shapes=False)
 
 
 def _approved_links(app: AppContext, directory: str) -> dict[str, str]:

@@ -167,22 +167,23 @@ def enable_cmd(ctx: click.Context, name: str) -> None:
 @json_option
 @click.pass_context
 def held_cmd(ctx: click.Context, as_json: bool) -> None:
-    """Pack skills held back because they contain text that looks like an injection."""
+    """Skills (of packs, or in your skills folder) held back: they contain text that looks like
+    an injection."""
     held = get_app(ctx).plugins.held_back_skills()
     if as_json:
         emit_json([h.as_dict() for h in held])
         return
     if not held:
-        echo("No pack skills are held back.")
+        echo("No skills are held back.")
     for h in held:
-        echo(f"{h.pack}/{h.name}: {h.finding}")
+        echo(f"{h.label}: {h.finding}")
 
 
 @plugins.command("allow-skill")
 @click.argument("name")
 @click.pass_context
 def allow_skill_cmd(ctx: click.Context, name: str) -> None:
-    """Let a held-back pack skill into sessions (NAME or PACK/NAME). Read it first."""
+    """Let a held-back skill into sessions (NAME, PACK/NAME or user/NAME). Read it first."""
     allowed = get_app(ctx).plugins.allow_skill(name)
     if not allowed:
         raise HandledError(f"no held-back skill is named {name!r}; 'hearthside plugins held' lists them")
@@ -197,8 +198,9 @@ def allow_skill_cmd(ctx: click.Context, name: str) -> None:
 def skills_cmd(ctx: click.Context, persona: str | None, as_json: bool) -> None:
     """List the skills a session would see, and skills that were skipped and why."""
     app = get_app(ctx)
-    folder = require_persona(app, persona).path if persona else None
-    cat = app.plugins.skill_catalog(folder)
+    if persona:
+        require_persona(app, persona)
+    cat = app.sessions.skill_catalog(persona)
     metas = cat.list()
     diags = cat.diagnostics()
     if as_json:

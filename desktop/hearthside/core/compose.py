@@ -21,6 +21,7 @@ from pathlib import Path
 
 from .boundedread import read_bounded
 from .injection import InjectionHit, scan_for_injection
+from .redact import secret_shape_finding
 
 BOOTSTRAP_ORDER: tuple[str, ...] = (
     "AGENTS.md",
@@ -31,6 +32,30 @@ BOOTSTRAP_ORDER: tuple[str, ...] = (
     "HEARTBEAT.md",
     "MEMORY.md",
 )
+
+#: A Hermes home keeps the user profile and the memory under ``memories/``. They fill the slot
+#: their name implies when the folder has no top-level file of that name (which then wins).
+HERMES_MEMORIES: dict[str, str] = {"USER.md": "memories/USER.md", "MEMORY.md": "memories/MEMORY.md"}
+
+#: Every name a persona folder may compose from: the bootstrap files and the Hermes ones.
+PERSONA_FILE_NAMES: frozenset[str] = frozenset(BOOTSTRAP_ORDER) | frozenset(HERMES_MEMORIES.values())
+
+
+def bootstrap_files(root: str | os.PathLike[str]) -> tuple[tuple[str, str], ...]:
+    """``(slot, name)`` for each slot of the bootstrap order: the file that fills it, by its
+    name in the folder. ``USER.md`` and ``MEMORY.md`` come from ``memories/`` (a Hermes home)
+    when the folder has no top-level file of that name and ``memories/`` has one. Composing,
+    drift watching and ``persona list`` all take their names from here, so a file that reaches
+    the prompt is always a watched one."""
+    out: list[tuple[str, str]] = []
+    for slot in BOOTSTRAP_ORDER:
+        alt = HERMES_MEMORIES.get(slot)
+        if alt and not os.path.lexists(os.path.join(root, slot)) and os.path.lexists(os.path.join(root, alt)):
+            out.append((slot, alt))
+        else:
+            out.append((slot, slot))
+    return tuple(out)
+
 
 #: Per-file cap, counted in bytes.
 MAX_BOOTSTRAP_FILE_BYTES = 2 * 1024 * 1024
@@ -49,6 +74,7 @@ class PersonaFile:
     finding: InjectionHit | None = None
     real_path: str = ""  # where the bytes really came from (links resolved)
     encoding: str = "utf-8"
+    secret: str = ""  # what secret-shaped text the body holds ("what looks like a password (line 2)")
 
 
 @dataclass(frozen=True)
@@ -57,6 +83,8 @@ class Composition:
 
     ``extras`` notes the OpenClaw workspace files that are recognised but not composed
     (``BOOTSTRAP.md``, ``BOOT.md``, a lowercase ``memory.md``), each with what to do.
+    ``secrets`` names the files holding secret-shaped text (a password, a token): they are
+    composed as they are, since that is what the user wrote; the finding says so.
     """
 
     soul: str
@@ -65,6 +93,7 @@ class Composition:
     findings: dict[str, str] = field(default_factory=dict)
     truncated: tuple[str, ...] = ()
     extras: dict[str, str] = field(default_factory=dict)
+    secrets: dict[str, str] = field(default_factory=dict)
 
 
 class NotText(ValueError):
@@ -173,7 +202,7 @@ def read_persona_file(
     """Read one bootstrap file, bounded; anything that is not a readable regular text file is
     absent, with the reason (special files under /proc, /sys and /dev are never read).
 
-    ``scan`` runs the injection scan on the clean body (skipped by ``compose_soul``, which
+    ``scan`` runs the injection scan and the look for secret-shaped text on the clean body (skipped by ``compose_soul``, which
     only needs the text; sessions, drift review and ``persona compose`` ask for it).
     ``real_path`` says where the bytes really came from, so callers judge links on what was
     read, not on a second look that a swap could fool.
@@ -188,7 +217,15 @@ def read_persona_file(
         return PersonaFile(name, None, f"{os.fspath(path)} {exc}", real_path=got.real_path)
     encoding = _UTF16_BOMS.get(got.data[:2], "utf-8")
     return PersonaFile(name, body, "", truncated, scan_for_injection(body) if scan else None,
-                       got.real_path, encoding)
+                       got.real_path, encoding, secret_shape_finding(body) if scan else "")
+
+
+def secret_finding(name: str, what: str) -> str:
+    """The review finding for a persona file holding secret-shaped text. The file reaches the
+    model as it is (it is the user's text, and ``persona compose`` shows it unmasked), so this
+    is said once, here, instead of being hidden by a mask."""
+    return (f"{name} contains {what}; the model receives this file as it is, so take the secret "
+            "out if it should not go there")
 
 
 def outside_target(root_real: str, real_path: str) -> str:
@@ -218,7 +255,10 @@ def compose_persona(
 ) -> Composition:
     """Compose a folder, reporting skipped names and injection findings instead of raising.
 
-    ``exclude`` leaves names out (strict mode keeps drifted files out of new sessions);
+    Each file becomes the section of its slot (``## USER.md``); ``found`` names the files as
+    they are called in the folder, so a Hermes home's ``memories/USER.md`` is listed as such
+    (see :func:`bootstrap_files`). ``exclude`` leaves names out (strict mode keeps drifted
+    files out of new sessions);
     ``scan=False`` skips the injection scan when only the text is needed. A file that really
     lives outside the folder is composed only when ``approved_links`` maps its name to that
     very target (the user approved the link; the drift service keeps the approvals); it is
@@ -234,7 +274,9 @@ def compose_persona(
     skipped: dict[str, str] = {}
     findings: dict[str, str] = {}
     truncated: list[str] = []
-    for name in BOOTSTRAP_ORDER:
+    secrets: dict[str, str] = {}
+    slots: list[str] = []
+    for slot, name in bootstrap_files(root):
         path = root / name
         if name in exclude:
             skipped[name] = f"{name} was left out until you approve its changes"
@@ -248,14 +290,17 @@ def compose_persona(
         if target and links.get(name) != target:
             skipped[name] = link_left_out_reason(name, str(path), target, links.get(name, ""))
             continue
-        parts += ("\n\n## " if parts else "## ", name, "\n\n", pf.body)
+        parts += ("\n\n## " if parts else "## ", slot, "\n\n", pf.body)
         found.append(name)
+        slots.append(slot)
         if pf.truncated:
             truncated.append(name)
         if pf.finding is not None:
             findings[name] = pf.finding.describe()
+        if pf.secret:
+            secrets[name] = pf.secret
     return Composition("".join(parts), tuple(found), skipped, findings, tuple(truncated),
-                       openclaw_extras(root, tuple(found)))
+                       openclaw_extras(root, tuple(slots)), secrets)
 
 
 #: OpenClaw workspace files Hearthside recognises but does not compose.

@@ -114,6 +114,14 @@ class Redactor:
             rx = self._rx
         return bool(text) and rx is not None and rx.search(text) is not None
 
+    def redact_known(self, text: str) -> str:
+        """``text`` with every known secret form masked (secret-shaped values left as they are)."""
+        if not text:
+            return text
+        with self._lock:
+            rx = self._rx
+        return rx.sub(MASK, text) if rx is not None else text
+
     def redact(self, text: str) -> str:
         """``text`` with every known secret form and every secret-shaped value masked."""
         if not text:
@@ -152,6 +160,36 @@ def looks_secret(value: str) -> bool:
     return bool(value) and redact_shapes(value) != value
 
 
+#: The word a secret-shaped value is called by in a finding, by the name it was found under.
+_KIND_WORDS = (("pass", "a password"), ("token", "a token"), ("key", "an API key"), ("secret", "a secret"),
+               ("authorization", "a credential"), ("cookie", "a cookie"))
+
+
+def secret_shape_finding(text: str) -> str:
+    """"" when ``text`` holds nothing secret-shaped, else what it looks like and where:
+    ``what looks like a password (line 3)``. Persona files are the user's own text and reach
+    the model as they are, so a secret in one is a finding the user reviews, never a silent
+    mask (the masks are for logs and errors). The shapes are :func:`redact_shapes`' own."""
+    if not text or redact_shapes(text) == text:
+        return ""
+    for number, line in enumerate(text.splitlines(), 1):
+        masked = redact_shapes(line)
+        if masked == line:
+            continue
+        where = masked.find(MASK)
+        before = line[:where].lower() if where >= 0 else line.lower()
+        kind = "a secret"
+        hits = [(before.rfind(w), label) for w, label in _KIND_WORDS if w in before]
+        if hits:
+            kind = max(hits)[1]
+        elif _TOKEN_SHAPES_RX.search(line):
+            kind = "an access token"
+        elif _URL_PASSWORD_RX.search(line):
+            kind = "a password"
+        return f"what looks like {kind} (line {number})"
+    return "what looks like a secret"
+
+
 def _mask_header_line(m: re.Match[str]) -> str:
     # A JSON pair was handled already; a line like ``key: "********",`` must stay as it is.
     if MASK in m.group("value"):
@@ -173,28 +211,35 @@ def redact(text: str) -> str:
     return DEFAULT_REDACTOR.redact(text)
 
 
+def redact_known(text: str) -> str:
+    """Mask only the secrets the app knows (the keyring's), not every secret-shaped value: for
+    text the user wrote and is shown as it is, like a composed persona (``persona compose``)."""
+    return DEFAULT_REDACTOR.redact_known(text)
+
+
 def contains_known_secret(text: str) -> bool:
     """True when ``text`` holds a secret registered with the process-wide redactor (the model
     key, an MCP secret read from the keyring), in any encoded form."""
     return DEFAULT_REDACTOR.contains_known(text)
 
 
-def redact_obj(doc: object) -> object:
+def redact_obj(doc: object, shapes: bool = True) -> object:
     """A copy of a JSON-like document with secrets masked in every string, and the value of
     every secret-shaped key masked outright. Used for JSON output, where redacting the dumped
-    text could cut through quotes and break the document."""
+    text could cut through quotes and break the document. ``shapes=False`` masks only known
+    secrets (see :func:`redact_known`)."""
     if isinstance(doc, str):
-        return redact(doc)
+        return redact(doc) if shapes else redact_known(doc)
     if isinstance(doc, dict):
         out: dict[object, object] = {}
         for k, v in doc.items():
-            if isinstance(k, str) and isinstance(v, str) and v and _is_secret_key(k):
+            if shapes and isinstance(k, str) and isinstance(v, str) and v and _is_secret_key(k):
                 out[k] = MASK
             else:
-                out[k] = redact_obj(v)
+                out[k] = redact_obj(v, shapes)
         return out
     if isinstance(doc, (list, tuple)):
-        return [redact_obj(v) for v in doc]
+        return [redact_obj(v, shapes) for v in doc]
     return doc
 
 

@@ -6,7 +6,8 @@ rest of the file is the body the ``Skill`` tool loads on demand. Other files in 
 model at ``references/api.md`` without opening a path-traversal door.
 
 Sources are snapshots: a folder is scanned once, when the catalog for a session is built.
-Precedence is by source order (persona folder, user folder, packs): the first name wins.
+Precedence is by source order (persona folder, user folder, packs): the first name wins, and a
+name the first source holds back stays taken (no later copy fills in for it).
 """
 
 from __future__ import annotations
@@ -198,11 +199,13 @@ def parse_skill(
         return None, "the front matter must be a YAML mapping (key: value lines)"
     name = front.get("name")
     reason = validate_skill_name(name)
-    if reason:
+    if reason or not isinstance(name, str):
         return None, reason
+    warnings: list[str] = []
     if name != folder_name:
-        return None, (f"skill name {name!r} does not match its folder name {folder_name!r}; "
-                      "rename the folder or change 'name' so they are the same")
+        # The Agent Skills spec wants them equal, but the hosts people use load a skill by its
+        # 'name' (4 of Vercel's 7 public skills differ): load it so, and say so.
+        warnings.append(folder_name_warning(name, folder_name))
     desc = front.get("description")
     if not isinstance(desc, str) or not desc.strip():
         return None, ("the skill has no 'description' in its front matter; add one saying what the "
@@ -211,7 +214,6 @@ def parse_skill(
     if len(desc) > MAX_DESCRIPTION:
         return None, (f"the description is {len(desc)} characters; shorten it to at most {MAX_DESCRIPTION} "
                       "and move the details into the body")
-    warnings: list[str] = []
     lic = _scalar_str(front.get("license"))
     if lic is None:
         return None, "'license' must be a string"
@@ -260,6 +262,12 @@ def parse_skill(
     return SkillDoc(meta, body, text, tuple(warnings)), ""
 
 
+def folder_name_warning(name: str, folder_name: str) -> str:
+    """The warning for a skill whose ``name`` differs from its folder's name (it still loads)."""
+    return (f"skill name {name!r} does not match its folder name {folder_name!r}; it is loaded as "
+            f"{name!r} (rename the folder to {name!r} to silence this warning)")
+
+
 def scan_skill(doc: SkillDoc) -> InjectionHit | None:
     """The injection scan applied to pack skills: the whole ``SKILL.md`` text."""
     return scan_for_injection(doc.text)
@@ -269,6 +277,11 @@ class SkillSource(Protocol):
     """A read-only snapshot of skills. Where they come from is the source's own business."""
 
     def list(self) -> builtins.list[SkillMeta]: ...
+
+    def withheld(self) -> builtins.set[str]:
+        """Names the source has but does not offer: they stay claimed, never filled by a later
+        source (a held-back persona skill must not be replaced by an unreviewed copy)."""
+        ...
 
     def body(self, name: str) -> str: ...
 
@@ -312,9 +325,15 @@ class _Loaded:
 class DirectorySkillSource:
     """Skills from folders on disk. Each root is one skill folder or a folder of skill folders.
 
+    A skill is known by its ``name``, even when its folder is called otherwise (with a
+    warning). Two folders of one source claiming the same name: the folder called by that name
+    keeps it and the others are refused; when none is, all of them are refused, since there is
+    no telling which one the user meant. Either way the name stays *claimed* by this source
+    (see :meth:`withheld`), so a copy from a later source never fills in for it.
+
     ``exclude`` hides skills by name (held-back pack skills; it may be set after a scan, since
-    it applies on lookup). The folders are scanned once, on
-    first use, so a session sees a stable set.
+    it applies on lookup); :meth:`withhold` does the same with a reason the diagnostics show.
+    The folders are scanned once, on first use, so a session sees a stable set.
     """
 
     def __init__(
@@ -328,16 +347,29 @@ class DirectorySkillSource:
         self.origin = origin
         self.pack = pack
         self.exclude = frozenset(exclude)
+        self._why_held: dict[str, str] = {}
         self._skills: dict[str, _Loaded] | None = None
+        self._clashed: builtins.set[str] = builtins.set()
         self._diags: builtins.list[SkillDiagnostic] = []
 
     def _diag(self, skill: str, reason: str) -> None:
         self._diags.append(SkillDiagnostic(skill, self.origin, reason, self.pack))
 
+    def withhold(self, reasons: Mapping[str, str]) -> None:
+        """Hide these skills (name -> why) from sessions; the name stays claimed."""
+        self.exclude = self.exclude | frozenset(reasons)
+        self._why_held.update(reasons)
+
+    def withhold_folders(self, reasons: Mapping[str, str]) -> None:
+        """:meth:`withhold` by folder name (drift watches ``skills/<folder>/SKILL.md``, and a
+        skill's name may differ from its folder's)."""
+        self.withhold({name: reasons[s.folder.name] for name, s in self._scan().items()
+                       if s.folder.name in reasons})
+
     def _scan(self) -> dict[str, _Loaded]:
         if self._skills is not None:
             return self._skills
-        found: dict[str, _Loaded] = {}
+        claims: dict[str, builtins.list[_Loaded]] = {}
         for root in self.roots:
             if (root / SKILL_FILE).exists():
                 folders = [root]
@@ -351,44 +383,74 @@ class DirectorySkillSource:
             else:
                 continue
             for folder in folders:
-                self._load_one(folder, found)
-        self._skills = found
-        return found
+                loaded = self._load_one(folder)
+                if loaded is not None:
+                    claims.setdefault(loaded.doc.meta.name, []).append(loaded)
+        self._skills = {name: kept for name, group in claims.items()
+                        if (kept := self._settle_claims(name, group)) is not None}
+        return self._skills
+
+    def _settle_claims(self, name: str, group: builtins.list[_Loaded]) -> _Loaded | None:
+        """The one skill that keeps ``name`` among the folders claiming it, or None (all refused)."""
+        if len(group) == 1:
+            return group[0]
+        self._clashed.add(name)
+        exact = [g for g in group if g.folder.name == name]
+        keeper = exact[0] if len(exact) == 1 else None
+        for g in group:
+            if g is keeper:
+                continue
+            if keeper is not None:
+                self._diag(name, f"the folder {g.folder.name!r} also says its skill is {name!r}, but the "
+                                 f"folder {name!r} has that name; this one was refused, so change its 'name'")
+            else:
+                others = ", ".join(repr(o.folder.name) for o in group if o is not g)
+                self._diag(name, f"the folder {g.folder.name!r} and {others} all say their skill is "
+                                 f"{name!r}, so none of them is used; give each its own 'name'")
+        return keeper
 
     def _missing(self, folder: Path) -> bool:
         self._diag(folder.name, f"the folder {folder.name!r} has no {SKILL_FILE}")
         return False
 
-    def _load_one(self, folder: Path, found: dict[str, _Loaded]) -> None:
+    def _load_one(self, folder: Path) -> _Loaded | None:
         got = read_bounded(folder / SKILL_FILE, MAX_SKILL_BYTES)
         if not got.ok or got.data is None:
             self._diag(folder.name, got.reason)
-            return
+            return None
         if got.over_cap:
             self._diag(folder.name, f"{SKILL_FILE} is larger than {MAX_SKILL_BYTES // 1024} KiB")
-            return
+            return None
         try:
             text = got.data.decode("utf-8")
         except UnicodeDecodeError:
             self._diag(folder.name, f"{SKILL_FILE} is not UTF-8 text")
-            return
+            return None
         assets = {a.name: (a, p) for a, p in _list_assets(folder)}
         doc, reason = parse_skill(text, folder.name, self.origin, self.pack, bool(assets))
         if doc is None:
             self._diag(folder.name, reason)
-            return
-        for w in doc.warnings:
-            self._diag(folder.name, w)
-        name = doc.meta.name
-        if name in found:
-            self._diag(name, f"a second skill named {name!r} in the same source was ignored")
-            return
-        found[name] = _Loaded(doc, folder, assets)
+            return None
+        for w in doc.warnings:  # under the name it is known by, which is what lists show
+            self._diag(doc.meta.name, w)
+        return _Loaded(doc, folder, assets)
+
+    def withheld(self) -> builtins.set[str]:
+        """Names this source claims but does not offer (held back, or refused as a clash)."""
+        scanned = self._scan()
+        return (builtins.set(scanned) & self.exclude) | (self._clashed - builtins.set(scanned))
+
+    def folder_of(self, name: str) -> Path | None:
+        """The folder the skill called ``name`` was read from (held back or not)."""
+        s = self._scan().get(name)
+        return s.folder if s is not None else None
 
     @property
     def diagnostics(self) -> builtins.list[SkillDiagnostic]:
-        self._scan()
-        return list(self._diags)
+        scanned = self._scan()
+        held = [SkillDiagnostic(n, self.origin, f"held back: {why}", self.pack)
+                for n, why in sorted(self._why_held.items()) if n in scanned]
+        return list(self._diags) + held
 
     def docs(self) -> builtins.list[SkillDoc]:
         """Every valid skill (before ``exclude``), for scanning and review."""
@@ -439,6 +501,7 @@ class SkillCatalog:
     def _build(self) -> dict[str, tuple[SkillMeta, SkillSource]]:
         if self._index is None:
             index: dict[str, tuple[SkillMeta, SkillSource]] = {}
+            claimed: dict[str, str] = {}  # name -> origin of the source that holds it back
             for src in self.sources:
                 for meta in src.list():
                     if meta.name in index:
@@ -448,7 +511,17 @@ class SkillCatalog:
                             f"hidden by the {winner.origin} skill of the same name", meta.pack,
                         ))
                         continue
+                    if meta.name in claimed:
+                        self._shadowed.append(SkillDiagnostic(
+                            meta.name, meta.origin,
+                            f"hidden: the {claimed[meta.name]} skill of the same name is held back, "
+                            "and a held-back skill is never replaced by another copy", meta.pack,
+                        ))
+                        continue
                     index[meta.name] = (meta, src)
+                for name in src.withheld():
+                    if name not in index:
+                        claimed.setdefault(name, getattr(src, "origin", "earlier"))
             self._index = index
         return self._index
 

@@ -390,8 +390,11 @@ class PackHost:
         if staged.skill_roots:
             self.skill_roots[pack] = list(staged.skill_roots)
             src = DirectorySkillSource(staged.skill_roots, ORIGIN_PACK, pack)
-            report.contributes["skills"] = [d.meta.name for d in src.docs()]
-            report.warnings.extend(f"skill {d.skill!r} skipped: {d.reason}" for d in src.diagnostics)
+            report.contributes["skills"] = loaded = [d.meta.name for d in src.docs()]
+            # A diagnostic about a skill that loaded anyway (its folder is called otherwise) is
+            # a warning, not a skip.
+            report.warnings.extend(f"skill {d.skill!r}{':' if d.skill in loaded else ' skipped:'} {d.reason}"
+                                   for d in src.diagnostics)
 
 
 class _Register:
