@@ -166,6 +166,14 @@ class Agent:
         if self._task is not None and not self._task.done():
             self._task.cancel()
 
+    async def stopped(self, grace: float = 5.0) -> None:
+        """Wait (at most ``grace`` seconds) until the answer being given has finished or, once
+        cancelled, has unwound: a caller that gave up on :meth:`send` (a check-in past its time
+        limit) waits here before it closes the model and the tools under it."""
+        task = self._task
+        if task is not None and not task.done():
+            await asyncio.wait({task}, timeout=grace)
+
     async def send(self, text: str, on_text: Callable[[str], None] | None = None) -> AgentResult:
         """Add a user message and run until the model answers without tool calls, a cap is
         reached, or :meth:`cancel` is called."""
