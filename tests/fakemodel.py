@@ -12,6 +12,11 @@ Steps are dicts:
   {"raw": "not json"}                     a 200 with a body that is not a completion
   {"hang": True}                          starts a stream, sends one piece, never finishes
   {"sse": "data: ...\n\n"}                 a 200 event stream with exactly this body, then close
+  {"huge": "sse_line", "size": 50_000_000} a reply of ``size`` bytes made lazily, in 64 KiB writes:
+                                          sse_line (one endless event line), sse_text (many text
+                                          chunks), sse_args (many tool-call argument chunks), body
+                                          (one JSON completion) or error (a 400 error body). Whether
+                                          the client hung up early is kept in ``huge_sent``.
   {"delay": 0.5, ...}                     waits before answering (combine with any of the above)
   {"gate": threading.Event(), ...}        waits (at most 60 s) until the test sets the event
   a callable(request_body) -> step        decides from the request
@@ -43,6 +48,8 @@ class FakeModel:
         self.stop_event = threading.Event()
         self.active = 0
         self.max_active = 0
+        #: (bytes written, whether the client hung up before the end) for each "huge" step
+        self.huge_sent: list[tuple[int, bool]] = []
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -125,6 +132,9 @@ class FakeModel:
             extra = {"Retry-After": str(step["retry_after"])} if "retry_after" in step else None
             self._json(h, int(step["status"]), {"error": {"message": step.get("error", "scripted failure")}}, extra)
             return
+        if "huge" in step:
+            self._huge(h, str(step["huge"]), int(step["size"]))
+            return
         if "sse" in step:
             h.send_response(200)
             h.send_header("Content-Type", "text/event-stream")
@@ -176,6 +186,53 @@ class FakeModel:
         send({}, "tool_calls" if calls else "stop")
         h.wfile.write(b"data: [DONE]\n\n")
         h.wfile.flush()
+
+
+    def _huge(self, h: BaseHTTPRequestHandler, kind: str, size: int) -> None:
+        """Send a reply of about ``size`` bytes without ever holding it: 64 KiB at a time."""
+        piece = 64 * 1024
+        filler = b"x" * piece
+        if kind == "sse_line":
+            head, tail, ctype, status = b'data: {"choices":[{"index":0,"delta":{"content":"', b'"}}]}\n\n', "text/event-stream", 200
+        elif kind == "body":
+            head, tail = b'{"choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"', b'"}}]}'
+            ctype, status = "application/json", 200
+        elif kind == "error":
+            head, tail, ctype, status = b'{"error":{"message":"', b'"}}', "application/json", 400
+        elif kind in ("sse_text", "sse_args"):
+            head = tail = b""
+            ctype, status = "text/event-stream", 200
+            if kind == "sse_text":
+                delta: dict[str, Any] = {"content": "x" * piece}
+            else:
+                delta = {"tool_calls": [{"index": 0, "id": "c1", "function": {"name": "recall", "arguments": "x" * piece}}]}
+            filler = f"data: {json.dumps({'choices': [{'index': 0, 'delta': delta}]})}\n\n".encode()
+        else:
+            raise ValueError(f"unknown huge reply {kind!r}")
+        h.send_response(status)
+        h.send_header("Content-Type", ctype)
+        if kind in ("body", "error"):
+            h.send_header("Content-Length", str(size))
+        h.end_headers()
+        sent = 0
+        try:
+            h.wfile.write(head)
+            sent = len(head)
+            while sent + len(filler) + len(tail) <= size:
+                h.wfile.write(filler)
+                sent += len(filler)
+            rest = size - sent - len(tail)
+            h.wfile.write((filler * 2)[:max(0, rest)] + tail)
+            sent = size
+            if kind.startswith("sse"):
+                h.wfile.write(b"data: [DONE]\n\n")
+            h.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            with self.lock:
+                self.huge_sent.append((sent, True))
+            return
+        with self.lock:
+            self.huge_sent.append((sent, False))
 
 
 def wait_for(pred: Callable[[], bool], timeout: float = 10.0, interval: float = 0.02) -> bool:

@@ -7,7 +7,7 @@ import logging
 from typing import Any
 
 import pytest
-from fakemodel import FakeModel
+from fakemodel import FakeModel, wait_for
 from hearthside.app.heartbeat import HeartbeatService
 from hearthside.app.notify import LogNotifier
 from personas import make_persona, use_model
@@ -283,3 +283,40 @@ def test_notifications_off_keep_the_alert_in_history_without_a_popup(app_context
         app_context.settings.set("notifications.enabled", True)
         run(svc.run("juniper"))
     assert shown == ["The parcel arrives tomorrow."]
+
+
+def test_a_check_in_has_a_time_limit_of_ten_minutes_unless_set(app_context, caplog) -> None:  # type: ignore[no-untyped-def]
+    svc = service(app_context)
+    assert svc.settings_for("juniper").timeout_minutes == 10
+    caplog.set_level(logging.WARNING, "hearthside.app.heartbeat")
+    for given, used in ((3, 3.0), ("2.5", 2.5), (0, 10.0), (0.5, 10.0), (True, 10.0), ("soon", 10.0),
+                        (float("inf"), 10.0)):
+        caplog.clear()
+        app_context.settings.set("personas", {"juniper": {"heartbeat_timeout_minutes": given}})
+        assert svc.settings_for("juniper").timeout_minutes == used
+        warned = any("heartbeat_timeout_minutes" in r.getMessage() for r in caplog.records)
+        assert warned is (used == 10.0), given
+
+
+def test_a_stalled_check_in_times_out_and_the_history_says_so(app_context, monkeypatch, run_cli) -> None:  # type: ignore[no-untyped-def]
+    """Issue 18: 20 turns of 600 s each had no overall limit. A model that starts its answer and
+    then says nothing more ends the check-in at its limit (1 minute, a minute lasting 0.5 s here),
+    as a failure the history records, from the service and from ``heartbeat run --json``."""
+    import json
+
+    make_persona(app_context)
+    app_context.settings.set("personas", {"juniper": {"heartbeat_timeout_minutes": 1}})
+    monkeypatch.setenv("HEARTHSIDE_HEARTBEAT_MINUTE_SECONDS", "0.5")
+    with FakeModel(default={"hang": True}) as fm:
+        use_model(monkeypatch, fm)
+        out = run(service(app_context).run("juniper"), timeout=120)
+        assert out.status == "failed" and out.reason.startswith("timed out after 1 minute (the limit for one check-in")
+        assert wait_for(lambda: len(fm.requests) == 1)
+        cli = run_cli("heartbeat", "run", "juniper", "--json",
+                      env={**fm.env(), "HEARTHSIDE_MODEL_API_KEY": "loopback-test-key",
+                           "HEARTHSIDE_HEARTBEAT_MINUTE_SECONDS": "0.5"}, timeout=120)
+    doc = json.loads(cli.stdout)
+    assert doc["status"] == "failed" and doc["reason"].startswith("timed out after 1 minute"), (cli.stdout, cli.stderr)
+    entries = app_context.notifications.entries()
+    assert [e.status for e in entries] == ["failed", "failed"]
+    assert all(e.text.startswith("timed out after 1 minute") for e in entries)

@@ -8,8 +8,9 @@ import socket
 from typing import Any
 
 import pytest
-from fakemodel import FakeModel
+from fakemodel import FakeModel, wait_for
 from hearthside.adapters.model_client import (
+    MAX_REPLY_CHARS,
     ModelConfig,
     OpenAICompatibleModel,
 )
@@ -264,3 +265,96 @@ def test_retries_back_off_and_honour_retry_after_three_times_by_default() -> Non
     with FakeModel(default={"status": 500}) as fm, pytest.raises(ModelError, match="gave up after 4 attempts"):
         run(OpenAICompatibleModel(ModelConfig(fm.base_url, "fake-model"), sleep=record).complete(MSGS, []))
     assert len(fm.requests) == 4 and len(waits) == 3 and waits[2] >= 2.0
+
+
+# -- issue 18 hole 5: nothing the server sends is read without a bound -----------------------
+
+HUGE = 50_000_000  # far past every cap; made lazily by the fake server, never held whole
+
+
+def _hung_up_early(fm: FakeModel) -> bool:
+    """The server saw the client hang up before it had sent the whole reply."""
+    assert wait_for(lambda: fm.huge_sent, 30), "the huge reply never finished or failed"
+    sent, hung_up = fm.huge_sent[0]
+    return hung_up and sent < HUGE
+
+
+def test_one_endless_stream_line_is_an_error_and_not_read_to_the_end() -> None:
+    with FakeModel([{"huge": "sse_line", "size": HUGE}]) as fm:
+        with pytest.raises(ModelError, match=r"sent a line of its streamed reply longer than 1 MiB; "
+                                             r"Hearthside stopped reading it"):
+            run(_client(fm, max_retries=0).complete(MSGS, []))
+        assert _hung_up_early(fm)
+
+
+def test_a_streamed_reply_past_the_text_cap_is_cut_with_a_sentence() -> None:
+    pieces: list[str] = []
+    with FakeModel([{"huge": "sse_text", "size": HUGE}]) as fm:
+        reply = run(_client(fm).complete(MSGS, [], pieces.append))
+        assert _hung_up_early(fm)
+    note = f"[the model's reply was cut at {MAX_REPLY_CHARS:,} characters]"
+    assert reply.content.endswith("\n\n" + note) and reply.finish_reason == "length"
+    assert reply.content.count("x") == MAX_REPLY_CHARS
+    assert "".join(pieces) == reply.content  # the user sees the sentence as it streams
+
+
+def test_a_streamed_tool_call_past_the_cap_is_an_error() -> None:
+    with FakeModel([{"huge": "sse_args", "size": HUGE}]) as fm:
+        with pytest.raises(ModelError, match=r"sent a tool call longer than 2,097,152 characters"):
+            run(_client(fm).complete(MSGS, []))
+        assert _hung_up_early(fm)
+
+
+def test_a_huge_non_streamed_body_is_an_error_and_not_read_to_the_end() -> None:
+    with FakeModel([{"huge": "body", "size": HUGE}]) as fm:
+        with pytest.raises(ModelError, match=r"sent a reply larger than 4 MiB; Hearthside stopped reading it"):
+            run(_client(fm, stream=False).complete(MSGS, []))
+        assert _hung_up_early(fm)
+
+
+def test_a_huge_error_body_is_read_only_in_part_and_the_message_stays_short() -> None:
+    with FakeModel([{"huge": "error", "size": HUGE}]) as fm:
+        with pytest.raises(ModelError, match=r"refused the request \(HTTP 400\)") as err:
+            run(_client(fm).complete(MSGS, []))
+        assert _hung_up_early(fm)
+    assert len(str(err.value)) < 1000
+
+
+def test_a_non_streamed_text_past_the_cap_is_cut_with_a_sentence() -> None:
+    text = "y" * (MAX_REPLY_CHARS + 10)
+    with FakeModel([{"text": text}]) as fm:
+        reply = run(_client(fm, stream=False).complete(MSGS, []))
+    assert reply.content == "y" * MAX_REPLY_CHARS + f"\n\n[the model's reply was cut at {MAX_REPLY_CHARS:,} characters]"
+
+
+def test_a_huge_model_list_is_refused_not_read() -> None:
+    from hearthside.adapters.model_client import list_models, probe_get
+
+    with FakeModel([{"huge": "body", "size": HUGE}]) as fm:
+        fm.server.RequestHandlerClass.do_GET = fm.server.RequestHandlerClass.do_POST  # type: ignore[attr-defined]
+        answer = run(list_models(fm.base_url, timeout=20))
+        assert answer.models == () and "larger than 4 MiB" in answer.error
+        assert _hung_up_early(fm)
+        fm.huge_sent.clear()
+        fm.add({"huge": "body", "size": HUGE})
+        probe = run(probe_get(fm.base_url + "/models", timeout=20))
+        assert probe.status == 200 and len(probe.body) == 200_000
+        assert _hung_up_early(fm)
+
+
+@pytest.mark.parametrize("raw,lines", [
+    ([b"data: a\r\n\r\nda", b"ta: b\r", b"\ndata: c\rdata: d\n"], ["data: a", "", "data: b", "data: c", "data: d"]),
+    ([b"one\n", b"", b"two"], ["one", "two"]),
+    ([b"caf\xc3", b"\xa9\n"], ["caf\u00e9"]),
+])
+def test_the_bounded_line_reader_splits_like_an_event_stream(raw: list[bytes], lines: list[str]) -> None:
+    from hearthside.adapters.model_client import _bounded_lines
+
+    async def chunks() -> Any:
+        for c in raw:
+            yield c
+
+    async def go() -> list[str]:
+        return [line async for line in _bounded_lines(chunks(), 1 << 20)]
+
+    assert run(go()) == lines

@@ -1,8 +1,8 @@
 """The no-copy test: after a scripted session that adds, imports, uses, rotates and removes
 secrets through the CLI (real subprocesses, real GNOME Keyring, real MCP servers that check
 the header, and the model API key sent to a fake model on 127.0.0.1 in a chat that calls an
-MCP tool), no file under the config, data and state dirs, no log and no CLI output contains
-any secret — raw, base64 or URL-encoded."""
+MCP tool), no file under the config, data and state dirs, no log, no CLI output and no request
+body sent to the model contains any secret — raw, base64 or URL-encoded."""
 
 from __future__ import annotations
 
@@ -30,6 +30,17 @@ def forms(value: str) -> set[str]:
             out.add(b.decode().rstrip("="))
         out.update({urllib.parse.quote(v, safe=""), urllib.parse.quote_plus(v), urllib.parse.quote(v)})
         out.add(v)
+    return out
+
+
+def model_bodies(fm: FakeModel) -> dict[str, bytes]:
+    """Every request body the fake model received, as sent (JSON escapes) and unescaped, so the
+    search covers what went to the model as well as what was written or printed."""
+    out: dict[str, bytes] = {}
+    for i, body in enumerate(fm.requests):
+        out[f"model request {i}"] = json.dumps(body).encode()
+        out[f"model request {i} (unescaped)"] = json.dumps(body, ensure_ascii=False).encode()
+    assert out, "the model received no request, so the model check would prove nothing"
     return out
 
 
@@ -89,7 +100,7 @@ def test_no_secret_is_copied_anywhere_after_a_full_session(  # type: ignore[no-u
         # rotate: the server now wants the new value; the old one must fail, the new one work
         srv.kill()
         srv = HttpServerProcess(require_header=("Authorization", rotated), secret_dir=secret_dir,
-                                port=srv.port).start()
+                                port=srv.port, evil=True).start()
         failed = cli("mcp", "test", "alpha", ok=False)
         assert failed.returncode == 1 and "authentication" in failed.stderr
         cli("mcp", "set-secret", "alpha", "Authorization", input=rotated + "\n")
@@ -98,8 +109,9 @@ def test_no_secret_is_copied_anywhere_after_a_full_session(  # type: ignore[no-u
         cli("mcp", "list", "--json")
 
         # the model API key: stored, used in a chat that calls the secret-guarded MCP server's
-        # tool, rotated, used again, forgotten
-        with FakeModel([{"tool_calls": [("mcp__alpha__echo", '{"text": "ping-through-mcp"}')]},
+        # tool (and a tool that hands the server's secret back), rotated, used again, forgotten
+        with FakeModel([{"tool_calls": [("mcp__alpha__echo", '{"text": "ping-through-mcp"}'),
+                                        ("mcp__alpha__evil_token", "{}")]},
                         {"text": "done"}, {"text": "again"}], model_ids=("tiny",)) as fm:
             cli("persona", "new", "juniper")
             cli("model", "use", fm.base_url, "tiny")
@@ -112,8 +124,9 @@ def test_no_secret_is_copied_anywhere_after_a_full_session(  # type: ignore[no-u
             cli("model", "forget-key")
         auths = [h.get("authorization") for h in fm.headers]
         assert auths == [f"Bearer {model_key}"] * 2 + [f"Bearer {model_key2}"]
-        tool_turn = fm.requests[1]["messages"][-1]
-        assert tool_turn["role"] == "tool" and "ping-through-mcp" in json.dumps(tool_turn)
+        echoed, evil = fm.requests[1]["messages"][-2:]
+        assert echoed["role"] == "tool" and "ping-through-mcp" in json.dumps(echoed)
+        assert evil["role"] == "tool" and "EVIL_TOKEN=********" in evil["content"]
 
         # a doctor run and a failing add with a secret in argv are output too
         cli("doctor", "--json", ok=False)
@@ -138,6 +151,7 @@ def test_no_secret_is_copied_anywhere_after_a_full_session(  # type: ignore[no-u
     assert any("alpha" in p.read_text(errors="replace") for p in logs)
     blobs = {str(p): p.read_bytes() for p in files}
     blobs.update({f"output {i}": o.encode() for i, o in enumerate(outputs)})
+    blobs.update(model_bodies(fm))
     hits = []
     for secret in secrets:
         for form in forms(secret):
@@ -265,6 +279,7 @@ def test_no_secret_echoed_or_pasted_is_copied_into_any_file_or_output(  # type: 
     assert any("log" in p.parts for p in files)
     blobs = {str(p): p.read_bytes() for p in files}
     blobs.update({f"output {i}": o.encode() for i, o in enumerate(outputs)})
+    blobs.update(model_bodies(fm))
     hits = [(s, f, where) for s in secrets for f in forms(s) for where, data in blobs.items()
             if f.encode() in data]
     assert hits == []

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ..adapters.locks import LockBusy, lock_for
-from ..core.agent import ChatModel, ModelError
+from ..core.agent import Agent, ChatModel, ModelError
 from ..core.compose import read_persona_file
 from ..core.heartbeat import (
     HeartbeatSettings,
@@ -33,6 +33,7 @@ from ..core.heartbeat import (
     settings_problem,
     skip_reason,
     usable_interval,
+    usable_timeout,
     utcnow,
 )
 from ..core.redact import redact
@@ -158,6 +159,10 @@ class HeartbeatService:
             # from_mapping falls back to the default; say so, or the typo goes unnoticed forever
             log.warning("personas.%s.heartbeat_interval_minutes in settings.toml is %r, not 0 (off) or "
                         "a number of minutes of at least 1; using %g", persona, given, cfg.interval_minutes)
+        limit = raw.get("heartbeat_timeout_minutes") if isinstance(raw, dict) else None
+        if limit is not None and usable_timeout(limit) is None:
+            log.warning("personas.%s.heartbeat_timeout_minutes in settings.toml is %r, not a number of "
+                        "minutes of at least 1; using %g", persona, limit, cfg.timeout_minutes)
         return cfg
 
     def set_paused(self, persona: str, paused: bool) -> None:
@@ -234,16 +239,31 @@ class HeartbeatService:
         if reason:
             return HeartbeatOutcome(persona, "skipped", reason, warn=bool(settings_problem(cfg)))
         model: Any = None
+        agent: Agent | None = None
+        # One limit for the whole check-in (session, every model turn, every tool call): a run
+        # that hangs must not hold the persona's lock and its tools forever.
+        limit = asyncio.timeout(cfg.timeout_minutes * self.seconds_per_minute)
         try:
-            prepared = await asyncio.to_thread(
-                self.app.sessions.prepare, persona, unattended=True, allow_mutating=cfg.allow_mutating)
-            if "HEARTBEAT.md" not in prepared.snapshot.found:
-                # Strict mode held the changed checklist back: without it the run has no task.
-                held = next((n for n in prepared.notes if n.startswith("HEARTBEAT.md")), "")
-                return HeartbeatOutcome(persona, "skipped", held or "HEARTBEAT.md is not in the session")
-            model = self.model_factory()
-            agent = self.app.sessions.agent(prepared, model, unattended=True, allow_mutating=cfg.allow_mutating)
-            result = await agent.send(cfg.prompt)
+            async with limit:
+                prepared = await asyncio.to_thread(
+                    self.app.sessions.prepare, persona, unattended=True, allow_mutating=cfg.allow_mutating)
+                if "HEARTBEAT.md" not in prepared.snapshot.found:
+                    # Strict mode held the changed checklist back: without it the run has no task.
+                    held = next((n for n in prepared.notes if n.startswith("HEARTBEAT.md")), "")
+                    return HeartbeatOutcome(persona, "skipped", held or "HEARTBEAT.md is not in the session")
+                model = self.model_factory()
+                agent = self.app.sessions.agent(prepared, model, unattended=True,
+                                                allow_mutating=cfg.allow_mutating)
+                result = await agent.send(cfg.prompt)
+        except TimeoutError as exc:
+            if not limit.expired():  # a timeout of something inside, not the check-in's limit
+                log.exception("heartbeat for %s failed", persona)
+                return self._failed(persona, f"{type(exc).__name__}: {exc}")
+            if agent is not None:
+                await agent.stopped()  # the cancelled answer unwinds before its model is closed
+            minutes = f"{cfg.timeout_minutes:g} minute{'' if cfg.timeout_minutes == 1 else 's'}"
+            return self._failed(persona, f"timed out after {minutes} (the limit for one check-in; "
+                                         f"personas.{persona}.heartbeat_timeout_minutes in settings.toml)")
         except ModelError as exc:
             return self._failed(persona, str(exc))
         except Exception as exc:

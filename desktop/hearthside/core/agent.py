@@ -4,17 +4,22 @@ Read-only calls of one turn run concurrently (in runs of consecutive read-only c
 read never overtakes a write the model asked for first); mutating calls run one at a time and
 each is approved first in default mode. A tool that raises, an unknown tool and arguments that
 are not a JSON object become error results the *model* sees, so it can correct itself; the user
-only hears about limits and model failures. The model itself is a protocol: the adapter speaks
+only hears about limits and model failures. What a tool returns (a first-party, pack or MCP
+tool, its error text included) and what a tool spec says pass through the known-secret
+redactor before they enter the conversation, and so do the model's own messages as the history
+keeps them: the model is another origin, and an MCP server that echoes the header it was sent
+must not hand that secret to it. The model itself is a protocol: the adapter speaks
 HTTP, tests and benchmarks speak it over a loopback socket.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
+from .redact import redact_known, redact_known_obj
 from .safeparse import loads_json
 from .tools import HOST_APPROVAL_EXEMPT, Catalog, PermissionMode, Tool, ToolEnv, ToolResult
 
@@ -142,7 +147,7 @@ class Agent:
         # The tool list is projected once: the session's tool specs are frozen with turn 0.
         self._catalog = catalog
         self._tools = {t.spec.name: t for t in catalog.available(mode)}
-        self.tool_specs = [s.as_openai() for s in catalog.advertised_specs(mode)]
+        self.tool_specs = _scrubbed_specs(s.as_openai() for s in catalog.advertised_specs(mode))
         self.model = model
         self.env = env or ToolEnv()
         self.approver = approver or DenyAll()
@@ -160,6 +165,14 @@ class Agent:
         """Stop the message being answered; ``send`` then returns ``stopped="cancelled"``."""
         if self._task is not None and not self._task.done():
             self._task.cancel()
+
+    async def stopped(self, grace: float = 5.0) -> None:
+        """Wait (at most ``grace`` seconds) until the answer being given has finished or, once
+        cancelled, has unwound: a caller that gave up on :meth:`send` (a check-in past its time
+        limit) waits here before it closes the model and the tools under it."""
+        task = self._task
+        if task is not None and not task.done():
+            await asyncio.wait({task}, timeout=grace)
 
     async def send(self, text: str, on_text: Callable[[str], None] | None = None) -> AgentResult:
         """Add a user message and run until the model answers without tool calls, a cap is
@@ -190,7 +203,9 @@ class Agent:
             turns += 1
             self._refresh_specs()
             reply = await self.model.complete(self.messages, self.tool_specs, on_text)
-            self.messages.append(reply.as_message())
+            # Kept as the model will see it again: its own echo of a secret it should never
+            # have had (a key it guessed, one a user pasted earlier) is masked too.
+            self.messages.append(cast(dict[str, Any], redact_known_obj(reply.as_message())))
             last_text = reply.content or last_text
             if not reply.tool_calls:
                 return AgentResult(reply.content, "done", turns, calls_made, tuple(events))
@@ -201,7 +216,10 @@ class Agent:
             results += [(ToolResult.error(
                 f"Not run: the limit of {self.limits.max_tool_calls} tool calls was reached."), False)
                 for _ in over]
-            for call, (res, ran) in zip(reply.tool_calls, results, strict=True):
+            for call, (raw, ran) in zip(reply.tool_calls, results, strict=True):
+                # The one door into the conversation for tool output: every result, error or
+                # not, from any tool, is scrubbed here (and so is what the UI and logs see).
+                res = ToolResult(redact_known(raw.content), raw.is_error)
                 ev = ToolEvent(call, res, ran)
                 events.append(ev)
                 if self.on_tool:
@@ -217,7 +235,8 @@ class Agent:
         """Tools ``ToolSearch`` hydrated are advertised with their full spec from the next turn."""
         hydrated = self.env.services.get("hydrated_tools")
         if isinstance(hydrated, set) and hydrated:
-            self.tool_specs = [s.as_openai() for s in self._catalog.advertised_specs(self.mode, hydrated)]
+            self.tool_specs = _scrubbed_specs(
+                s.as_openai() for s in self._catalog.advertised_specs(self.mode, hydrated))
 
     async def _dispatch(self, calls: list[ToolCall]) -> list[tuple[ToolResult, bool]]:
         """Results in call order. Kept by position, not by call id: some local servers send
@@ -261,6 +280,12 @@ class Agent:
         if not isinstance(result, ToolResult):
             return ToolResult.error(f"{call.name} returned {type(result).__name__}, not a result"), True
         return result, True
+
+
+def _scrubbed_specs(specs: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Tool specs with the known secrets masked: an MCP server writes its own descriptions and
+    schemas, and they go to the model with every request."""
+    return [cast(dict[str, Any], redact_known_obj(spec)) for spec in specs]
 
 
 def parse_arguments(raw: str) -> dict[str, Any] | str:

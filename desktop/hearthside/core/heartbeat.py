@@ -35,6 +35,25 @@ def usable_interval(value: object) -> float | None:
     if minutes == 0 or (math.isfinite(minutes) and minutes >= MIN_INTERVAL_MINUTES):
         return minutes
     return None
+#: How long one check-in may take in all (every model turn and tool call): without a limit a
+#: stuck run held the persona's lock for up to 20 turns of 600 s each.
+DEFAULT_TIMEOUT_MINUTES = 10.0
+#: The shortest check-in limit a setting may ask for.
+MIN_TIMEOUT_MINUTES = 1.0
+
+
+def usable_timeout(value: object) -> float | None:
+    """Minutes from ``heartbeat_timeout_minutes`` when usable: a finite number of at least
+    :data:`MIN_TIMEOUT_MINUTES` (there is no "no limit")."""
+    if isinstance(value, bool):
+        return None
+    try:
+        minutes = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return minutes if math.isfinite(minutes) and minutes >= MIN_TIMEOUT_MINUTES else None
+
+
 DEFAULT_PROMPT = (
     "Heartbeat. Read your HEARTBEAT.md section and follow it. If nothing needs attention, "
     "reply HEARTBEAT_OK."
@@ -119,11 +138,13 @@ class HeartbeatSettings:
     paused: bool = False
     prompt: str = DEFAULT_PROMPT
     allow_mutating: bool = False
+    timeout_minutes: float = DEFAULT_TIMEOUT_MINUTES
 
     @classmethod
     def from_mapping(cls, raw: object) -> HeartbeatSettings:
         d = raw if isinstance(raw, dict) else {}
         interval = usable_interval(d.get("heartbeat_interval_minutes", DEFAULT_INTERVAL_MINUTES))
+        timeout = usable_timeout(d.get("heartbeat_timeout_minutes", DEFAULT_TIMEOUT_MINUTES))
         return cls(
             interval_minutes=DEFAULT_INTERVAL_MINUTES if interval is None else interval,
             active_start=str(d.get("active_start", "") or ""),
@@ -132,6 +153,7 @@ class HeartbeatSettings:
             paused=_flag(d.get("paused", False)),
             prompt=str(d.get("heartbeat_prompt", "") or DEFAULT_PROMPT),
             allow_mutating=_flag(d.get("heartbeat_allow_mutating", False)),
+            timeout_minutes=DEFAULT_TIMEOUT_MINUTES if timeout is None else timeout,
         )
 
 

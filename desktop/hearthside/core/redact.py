@@ -115,7 +115,9 @@ class Redactor:
         return bool(text) and rx is not None and rx.search(text) is not None
 
     def redact_known(self, text: str) -> str:
-        """``text`` with every known secret form masked (secret-shaped values left as they are)."""
+        """``text`` with every known secret form masked, and nothing else: for text that must
+        keep its meaning (a file a tool read may well say ``token = ...``), where only the
+        values the app itself holds must not pass."""
         if not text:
             return text
         with self._lock:
@@ -212,9 +214,21 @@ def redact(text: str) -> str:
 
 
 def redact_known(text: str) -> str:
-    """Mask only the secrets the app knows (the keyring's), not every secret-shaped value: for
-    text the user wrote and is shown as it is, like a composed persona (``persona compose``)."""
+    """Mask only the secrets registered with the process-wide redactor (the model key, MCP
+    secrets read from the keyring) in ``text``; see :meth:`Redactor.redact_known`."""
     return DEFAULT_REDACTOR.redact_known(text)
+
+
+def redact_known_obj(doc: object) -> object:
+    """A copy of a JSON-like document with the registered secrets masked in every string (keys
+    included): a tool spec an MCP server described, say."""
+    if isinstance(doc, str):
+        return redact_known(doc)
+    if isinstance(doc, dict):
+        return {redact_known(k) if isinstance(k, str) else k: redact_known_obj(v) for k, v in doc.items()}
+    if isinstance(doc, (list, tuple)):
+        return [redact_known_obj(v) for v in doc]
+    return doc
 
 
 def contains_known_secret(text: str) -> bool:
