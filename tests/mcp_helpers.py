@@ -364,5 +364,20 @@ def http_servers(n: int, **kw: object) -> Iterator[list[HttpServerProcess]]:
             s.kill()
 
 
+def secret_key(mcp_file: Path, ref: str) -> str:
+    """The keyring entry Hearthside keeps ``ref`` under: bound to its server's entry id in
+    ``mcp_file`` (``mcp/<server>/...#<id>``)."""
+    doc = json.loads(mcp_file.read_text())
+    entry = doc["servers"][ref.split("/")[1]]["id"]
+    return f"{ref}#{entry}"
+
+
+def stored_secret(mcp_file: Path, ref: str) -> str | None:
+    """The value Hearthside stored for ``ref`` for its server's current entry."""
+    from hearthside.adapters.secrets import KeyringSecretStore
+
+    return KeyringSecretStore().get(secret_key(mcp_file, ref))  # type: ignore[no-any-return]
+
+
 if __name__ == "__main__":
     main()
