@@ -108,6 +108,21 @@ def build_server(tools: int, require: str | None, token_tool: bool = False,  # t
             """SHA-256 of the server's command-line arguments (after the script), as JSON."""
             return hashlib.sha256(json.dumps(sys.argv[1:]).encode()).hexdigest()
 
+    if "--hang-tool" in sys.argv:
+        if "--ignore-term" in sys.argv:
+            import signal
+
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+        @srv.tool(annotations=ToolAnnotations(readOnlyHint=True))
+        def hang(pidfile: str) -> str:
+            """Start a child process, write both pids to ``pidfile``, then never answer."""
+            child = subprocess.Popen([sys.executable, "-c", "import signal, time; "
+                                      "signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(3600)"])
+            Path(pidfile).write_text(f"{os.getpid()} {child.pid}\n")
+            while True:
+                time.sleep(3600)
+
     if long_names:
         for long in LONG_TOOL_NAMES:
             def named(long: str):  # type: ignore[no-untyped-def]

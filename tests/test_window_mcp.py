@@ -145,8 +145,8 @@ def test_import_a_claude_desktop_file_shows_a_preview_then_imports(  # type: ign
     assert {s.name for s in app_context.mcp.load().servers} == {"files", "remote"}
     assert "Imported 2 server(s)" in w.message.text() and "1 secret(s) moved" in w.message.text()
     assert token not in app_context.paths.mcp_file.read_text()
-    ref = app_context.mcp.get("files").secret_refs()["GITHUB_TOKEN"]
-    assert KeyringSecretStore().get(ref) == token
+    files = app_context.mcp.get("files")
+    assert KeyringSecretStore().get(files.keyring_key(files.secret_refs()["GITHUB_TOKEN"])) == token
     qtbot.waitUntil(lambda: w.tree.topLevelItemCount() == 2, timeout=10000)
 
 

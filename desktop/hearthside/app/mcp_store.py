@@ -378,7 +378,7 @@ class McpConfigStore:
         values = dict(secrets) if isinstance(secrets, Mapping) else dict.fromkeys(secrets, "")
         for key, value in values.items():
             cfg, ref = with_secret(cfg, key)
-            if cfg.transport == "http" and not key.startswith("?"):
+            if cfg.transport == "http" and not key.startswith(("?", "/", "#")):
                 check_header(key, value)
             if isinstance(secrets, Mapping):
                 refs[ref] = value
@@ -513,7 +513,7 @@ class McpConfigStore:
             cfg = current.get(name)
             if cfg is None:
                 return None
-            if cfg.transport == "http" and not key.startswith("?"):
+            if cfg.transport == "http" and not key.startswith(("?", "/", "#")):
                 check_header(key, value)
             new, ref = with_secret(cfg, key)
             if new != cfg:
