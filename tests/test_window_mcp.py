@@ -45,8 +45,10 @@ def _forget_secrets(app) -> None:  # type: ignore[no-untyped-def]
 
     for cfg in app.mcp.load().servers:
         for ref in cfg.secret_refs().values():
+            key = cfg.keyring_key(ref)
             with contextlib.suppress(SecretStoreError):
-                app.secrets.delete(ref)
+                if key is not None:
+                    app.secrets.delete(key)
 
 
 def _fill_http(dlg, name: str, url: str, key: str, value: str) -> None:  # type: ignore[no-untyped-def]
