@@ -117,8 +117,8 @@ def build_server(tools: int, require: str | None, token_tool: bool = False,  # t
         @srv.tool(annotations=ToolAnnotations(readOnlyHint=True))
         def hang(pidfile: str) -> str:
             """Start a child process, write both pids to ``pidfile``, then never answer."""
-            child = subprocess.Popen([sys.executable, "-c", "import signal, time; "
-                                      "signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(3600)"])
+            code = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(3600)"
+            child = subprocess.Popen([sys.executable, "-c", code])
             Path(pidfile).write_text(f"{os.getpid()} {child.pid}\n")
             while True:
                 time.sleep(3600)
@@ -383,8 +383,8 @@ def secret_key(mcp_file: Path, ref: str) -> str:
     """The keyring entry Hearthside keeps ``ref`` under: bound to its server's entry id in
     ``mcp_file`` (``mcp/<server>/...#<id>``)."""
     doc = json.loads(mcp_file.read_text())
-    entry = doc["servers"][ref.split("/")[1]]["id"]
-    return f"{ref}#{entry}"
+    entry = doc["servers"][ref.split("/")[1]].get("id")
+    return f"{ref}#{entry}" if entry else ref  # no id: a build before entry ids (to see tests fail there)
 
 
 def stored_secret(mcp_file: Path, ref: str) -> str | None:

@@ -26,7 +26,12 @@ import pytest
 from fakemodel import FakeModel
 from hearthside.adapters.secrets import KeyringSecretStore
 from hearthside.app.model import key_may_travel
-from hearthside.core.mcpconfig import McpConfigError, ServerConfig, is_loopback_host, validate_server
+from hearthside.core.mcpconfig import (
+    McpConfigError,
+    ServerConfig,
+    is_loopback_host,
+    validate_server,
+)
 from hearthside.core.redact import redact
 from mcp_helpers import HttpServerProcess, RawServer, secret_key, stdio_command
 

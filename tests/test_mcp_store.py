@@ -10,9 +10,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from mcp_helpers import stored_secret
 from hearthside.app.mcp import McpService
 from hearthside.core.mcpconfig import ServerConfig, header_ref
+from mcp_helpers import stored_secret
 
 pytestmark = pytest.mark.keyring
 

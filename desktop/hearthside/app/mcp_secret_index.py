@@ -47,7 +47,7 @@ class SecretIndex:
             return {}
         return doc if isinstance(doc, dict) else {}
 
-    def keys(self) -> list[str]:
+    def stored_keys(self) -> list[str]:
         """Every key recorded, in the order stored."""
         keys = self._read().get("keys")
         return [k for k in keys if isinstance(k, str)] if isinstance(keys, list) else []
@@ -65,7 +65,7 @@ class SecretIndex:
         """Record ``add`` and forget ``drop`` (keys only). A failure to write is logged, never
         raised: the secret itself is stored already and is found without the index."""
         doc = self._read()
-        keys = [k for k in doc.get("keys", []) if isinstance(k, str)] if isinstance(doc.get("keys"), list) else []
+        keys = self.stored_keys()
         gone = set(drop)
         new = [k for k in keys if k not in gone]
         for k in add:

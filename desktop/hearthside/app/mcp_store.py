@@ -33,9 +33,9 @@ from ..core.mcpconfig import (
     ServerConfig,
     check_header,
     own_refs_prefix,
-    split_bound_key,
     parse_host_config,
     parse_stored,
+    split_bound_key,
     split_secrets,
     validate_server,
     with_secret,
@@ -193,7 +193,7 @@ class McpConfigStore:
             return []
         owned = {cfg_s.keyring_key(ref) for cfg_s in cfg.servers for ref in cfg_s.secret_refs().values()}
         out = []
-        for key in self.index.keys():
+        for key in self.index.stored_keys():
             if key in owned:
                 continue
             ref, entry = split_bound_key(key)

@@ -10,7 +10,6 @@ and the app decides where those go (the keyring, or nowhere).
 from __future__ import annotations
 
 import hashlib
-import ipaddress
 import json
 import re
 import urllib.parse
@@ -18,7 +17,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from .loopback import is_loopback_host as is_loopback_host  # re-exported: one rule
+from .loopback import is_loopback_host
 from .redact import MASK, is_secret_name, is_secret_query_name, looks_secret, looks_token
 
 #: Seconds each connection phase (connect, list tools, a call) may take by default.
