@@ -130,6 +130,21 @@ def build_server(tools: int, require: str | None, token_tool: bool = False,  # t
         srv.add_tool(evil_described, name="evil_described", description=f"Uses the key {secret} for you.",
                      annotations=ToolAnnotations(readOnlyHint=True))
 
+    if "--hang-tool" in sys.argv:
+        if "--ignore-term" in sys.argv:
+            import signal
+
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+        @srv.tool(annotations=ToolAnnotations(readOnlyHint=True))
+        def hang(pidfile: str) -> str:
+            """Start a child process, write both pids to ``pidfile``, then never answer."""
+            code = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(3600)"
+            child = subprocess.Popen([sys.executable, "-c", code])
+            Path(pidfile).write_text(f"{os.getpid()} {child.pid}\n")
+            while True:
+                time.sleep(3600)
+
     if long_names:
         for long in LONG_TOOL_NAMES:
             def named(long: str):  # type: ignore[no-untyped-def]
@@ -389,6 +404,21 @@ def http_servers(n: int, **kw: object) -> Iterator[list[HttpServerProcess]]:
     finally:
         for s in servers:
             s.kill()
+
+
+def secret_key(mcp_file: Path, ref: str) -> str:
+    """The keyring entry Hearthside keeps ``ref`` under: bound to its server's entry id in
+    ``mcp_file`` (``mcp/<server>/...#<id>``)."""
+    doc = json.loads(mcp_file.read_text())
+    entry = doc["servers"][ref.split("/")[1]].get("id")
+    return f"{ref}#{entry}" if entry else ref  # no id: a build before entry ids (to see tests fail there)
+
+
+def stored_secret(mcp_file: Path, ref: str) -> str | None:
+    """The value Hearthside stored for ``ref`` for its server's current entry."""
+    from hearthside.adapters.secrets import KeyringSecretStore
+
+    return KeyringSecretStore().get(secret_key(mcp_file, ref))  # type: ignore[no-any-return]
 
 
 if __name__ == "__main__":

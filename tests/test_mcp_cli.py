@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from hearthside.adapters.secrets import KeyringSecretStore
-from mcp_helpers import HttpServerProcess, stdio_command
+from mcp_helpers import HttpServerProcess, secret_key, stdio_command, stored_secret
 
 pytestmark = pytest.mark.keyring
 
@@ -148,9 +148,10 @@ def test_import_moves_secrets_to_the_keyring_and_leaves_the_file_alone(  # type:
     assert "env secret GITHUB_TOKEN is set" in listing
     assert "header secret X-API-Key is NOT SET" in listing
     assert token not in mcp_json(isolated_home).read_text()
-    assert KeyringSecretStore().get("mcp/gh/env/GITHUB_TOKEN") == token
+    key = secret_key(mcp_json(isolated_home), "mcp/gh/env/GITHUB_TOKEN")
+    assert KeyringSecretStore().get(key) == token
     assert run_cli("mcp", "remove", "gh").returncode == 0
-    assert KeyringSecretStore().get("mcp/gh/env/GITHUB_TOKEN") is None
+    assert KeyringSecretStore().get(key) is None
 
 
 def test_crlf_in_a_header_is_refused(run_cli, secret_service, isolated_home: Path) -> None:  # type: ignore[no-untyped-def]
@@ -196,8 +197,9 @@ def test_secret_pasted_into_mcp_json_by_hand_is_moved_into_the_keyring(  # type:
     assert json.loads(path.read_text())["servers"]["hand"]["headers"]["Authorization"] == {
         "secret": "mcp/hand/header/authorization"}
     store = KeyringSecretStore()
-    assert store.get("mcp/hand/header/authorization") == token
-    store.delete("mcp/hand/header/authorization")
+    key = secret_key(path, "mcp/hand/header/authorization")
+    assert store.get(key) == token
+    store.delete(key)
 
 
 @pytest.mark.slow
@@ -230,7 +232,7 @@ def test_secret_header_over_plain_http_to_another_host_is_refused_before_asking_
                     "Authorization", "--allow-insecure-http", input=secret + "\n")
     assert opted.returncode == 0, opted.stderr
     assert json.loads(mcp_json(isolated_home).read_text())["servers"]["far"]["allow_insecure_http"] is True
-    assert KeyringSecretStore().get("mcp/far/header/authorization") == secret
+    assert stored_secret(mcp_json(isolated_home), "mcp/far/header/authorization") == secret
     assert run_cli("mcp", "remove", "far").returncode == 0
 
 
@@ -273,7 +275,7 @@ def test_names_that_say_token_do_not_get_the_rest_of_their_line_masked(run_cli) 
 
 @pytest.mark.parametrize("args", [("mcp", "set-secret", "pst", "Authorization"), ("model", "set-key")])
 def test_a_secret_pasted_as_an_argument_is_refused_without_echoing_it(  # type: ignore[no-untyped-def]
-    run_cli, secret_service, args: tuple[str, ...]
+    run_cli, secret_service, isolated_home: Path, args: tuple[str, ...]
 ) -> None:
     assert run_cli("mcp", "add", "pst", "--url", "https://h.example/mcp").returncode == 0
     pasted = f"Bearer pasted-{uuid.uuid4().hex}"
@@ -281,7 +283,8 @@ def test_a_secret_pasted_as_an_argument_is_refused_without_echoing_it(  # type: 
     assert proc.returncode == 2 and "never taken from the command line" in proc.stderr
     assert pasted.split()[1] not in proc.stdout + proc.stderr
     store = KeyringSecretStore()
-    assert store.get("mcp/pst/header/authorization") is None and store.get("model/api_key") is None
+    assert store.get(secret_key(mcp_json(isolated_home), "mcp/pst/header/authorization")) is None
+    assert pasted not in (store.get("model/api_key") or "")
 
 
 def test_import_tells_the_user_about_an_sse_server(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

@@ -280,18 +280,20 @@ def test_secret_query_parameter_is_sent_only_when_connecting(service: McpService
         value = "query-secret-8842+x"
         url = srv.url + "?api_key=" + value.replace("+", "%2B") + "&mode=a"
         service.save(service.load())  # an empty config file
+        from hearthside.app.mcp_store import with_entry_id
         from hearthside.core.mcpconfig import parse_host_config
 
         parsed = parse_host_config(json.dumps({"mcpServers": {"qs": {"url": url, "timeout": 15}}}))
+        cfg = with_entry_id(parsed.servers[0])
         for ref, v in parsed.secrets.items():
-            service.store.set(ref, v)
-        service.save(service.load().with_server(parsed.servers[0]))
+            service.config.store_secret(cfg, ref, v)
+        service.save(service.load().with_server(cfg))
         assert value not in service.paths.mcp_file.read_text()
         try:
             (status,) = runtime.run(service.connect_all(), timeout=60)
         finally:
             runtime.run(service.close(), timeout=30)
-            service.store.delete("mcp/qs/query/api_key")
+            service.config.delete_secret(cfg, "mcp/qs/query/api_key")
         assert status.state == "failed" and "authentication" in status.reason
         first = srv.requests[0][":request"]
         assert "api_key=query-secret-8842%2Bx" in first and "mode=a" in first

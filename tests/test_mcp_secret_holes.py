@@ -23,9 +23,10 @@ from hearthside.core.mcpconfig import (
     MAX_TOOL_NAME,
     McpConfigError,
     parse_host_config,
+    parse_stored,
     short_tool_name,
 )
-from mcp_helpers import LONG_TOOL_NAMES, HttpServerProcess, stdio_command
+from mcp_helpers import LONG_TOOL_NAMES, HttpServerProcess, secret_key, stdio_command, stored_secret
 
 pytestmark = pytest.mark.keyring
 
@@ -81,15 +82,15 @@ def test_an_import_naming_another_secret_imports_nothing_and_remove_spares_it(  
         assert proc.returncode == 1 and ref in proc.stderr and "'docs'" in proc.stderr, proc.stderr
         assert len(proc.stderr.strip().splitlines()) == 1
     assert "docs" not in _mcp_file(isolated_home).read_text()
-    # its own reference is fine
+    # even its own reference: a file from another app never holds one (issue 18 hole 2)
     host = tmp_path / "own.json"
     host.write_text(json.dumps({"mcpServers": {"docs": {
         "url": "http://127.0.0.1:9/mcp", "headers": {"X-Trace": {"secret": "mcp/docs/header/x-trace"}}}}}))
-    assert run_cli("mcp", "import", str(host)).returncode == 0
-    assert run_cli("mcp", "remove", "docs").returncode == 0
-    store = KeyringSecretStore()
-    assert store.get("model/api_key") == model_key
-    assert store.get("mcp/alpha/header/authorization") == "Bearer alpha-secret-1"
+    proc = run_cli("mcp", "import", str(host))
+    assert proc.returncode == 1 and "nothing was imported" in proc.stderr
+    assert "docs" not in _mcp_file(isolated_home).read_text()
+    assert KeyringSecretStore().get("model/api_key") == model_key
+    assert stored_secret(_mcp_file(isolated_home), "mcp/alpha/header/authorization") == "Bearer alpha-secret-1"
 
 
 def test_a_query_secret_given_to_mcp_add_goes_to_the_keyring_not_mcp_json(  # type: ignore[no-untyped-def]
@@ -101,10 +102,11 @@ def test_a_query_secret_given_to_mcp_add_goes_to_the_keyring_not_mcp_json(  # ty
     text = _mcp_file(isolated_home).read_text()
     assert secret not in text and "region=eu" in text
     assert json.loads(text)["servers"]["q"]["url_secrets"] == {"api_key": {"secret": "mcp/q/query/api_key"}}
-    assert KeyringSecretStore().get("mcp/q/query/api_key") == secret
+    key = secret_key(_mcp_file(isolated_home), "mcp/q/query/api_key")
+    assert KeyringSecretStore().get(key) == secret
     assert secret not in proc.stdout + proc.stderr and "?api_key" in proc.stdout
     assert run_cli("mcp", "remove", "q").returncode == 0
-    assert KeyringSecretStore().get("mcp/q/query/api_key") is None
+    assert KeyringSecretStore().get(key) is None
 
 
 def test_an_import_moves_every_secret_shaped_value_and_the_child_still_gets_them(  # type: ignore[no-untyped-def]
@@ -179,7 +181,7 @@ def test_secret_shaped_stdio_args_given_to_mcp_add_are_stored_as_references(  # 
     listed = run_cli("mcp", "list", "--json")
     [entry] = json.loads(listed.stdout)
     assert entry["args"] == ["--api-key", "********", "--verbose"] and token not in listed.stdout
-    assert KeyringSecretStore().get("mcp/db/arg/2") == token
+    assert stored_secret(_mcp_file(isolated_home), "mcp/db/arg/2") == token
 
 
 def test_short_tool_names_are_deterministic_unique_and_fit() -> None:
@@ -234,6 +236,8 @@ def test_a_foreign_reference_is_refused_by_the_parser_in_every_place() -> None:
         {"command": "x", "args": ["a", {"secret": "mcp/docs/arg/1"}]},
     ):
         with pytest.raises(McpConfigError, match="not its own"):
+            parse_stored(json.dumps({"servers": {"docs": entry}}))
+        with pytest.raises(McpConfigError, match="nothing was imported"):
             parse_host_config(json.dumps({"mcpServers": {"docs": entry}}))
 
 
@@ -283,6 +287,6 @@ def test_an_argument_secret_can_be_entered_with_set_secret(  # type: ignore[no-u
     value = f"pat-{uuid.uuid4().hex}"
     proc = run_cli("mcp", "set-secret", "gh", "arg:2", input=value + "\n")
     assert proc.returncode == 0 and value not in proc.stdout, proc.stderr
-    assert KeyringSecretStore().get("mcp/gh/arg/2") == value
+    assert stored_secret(_mcp_file(isolated_home), "mcp/gh/arg/2") == value
     bad = run_cli("mcp", "set-secret", "gh", "arg:9", input="x\n")
     assert bad.returncode == 1 and "arg:N" in bad.stderr

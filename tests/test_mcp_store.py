@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from hearthside.app.mcp import McpService
 from hearthside.core.mcpconfig import ServerConfig, header_ref
+from mcp_helpers import stored_secret
 
 pytestmark = pytest.mark.keyring
 
@@ -63,7 +64,7 @@ def test_reading_a_legacy_file_writes_nothing_until_the_explicit_migration(servi
 
     done = service.migrate_secrets()
     assert done.moved == 1 and not done.error and service.load_error == ""
-    assert service.store.get(ref) == TYPED
+    assert stored_secret(path, ref) == TYPED and service.store.get(ref) is None  # bound to the entry
     assert TYPED not in path.read_text()
     assert json.loads(path.read_text())["servers"]["legacy"]["headers"]["Authorization"] == {"secret": ref}
     assert service.migrate_secrets().moved == 0  # a second run has nothing left to do
@@ -72,7 +73,7 @@ def test_reading_a_legacy_file_writes_nothing_until_the_explicit_migration(servi
 def test_a_write_migrates_first_so_a_typed_secret_is_never_dropped(service: McpService) -> None:
     path = _legacy(service)
     service.add(ServerConfig("other", "http", url="https://other.example.com/mcp"))
-    assert service.store.get(header_ref("legacy", "Authorization")) == TYPED
+    assert stored_secret(path, header_ref("legacy", "Authorization")) == TYPED
     text = path.read_text()
     assert TYPED not in text and {"legacy", "other"} <= set(json.loads(text)["servers"])
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from fakemodel import FakeModel
 from hearthside.adapters.secrets import KeyringSecretStore
-from mcp_helpers import HttpServerProcess, stdio_command
+from mcp_helpers import HttpServerProcess, secret_key, stdio_command
 
 pytestmark = pytest.mark.keyring
 
@@ -244,8 +244,9 @@ def test_no_secret_echoed_or_pasted_is_copied_into_any_file_or_output(  # type: 
     cli("mcp", "list")
     cli("mcp", "list", "--json")
     store = KeyringSecretStore()
-    assert store.get("mcp/q/query/api_key") == query_secret
-    assert store.get("mcp/db/arg/2") == arg_token
+    mcp_file = isolated_home / ".config" / "hearthside" / "mcp.json"
+    assert store.get(secret_key(mcp_file, "mcp/q/query/api_key")) == query_secret
+    assert store.get(secret_key(mcp_file, "mcp/db/arg/2")) == arg_token
 
     # A pack from a private host: the token is used for the download and stored nowhere.
     wheels = tmp_path / "wheels"

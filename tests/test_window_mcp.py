@@ -45,8 +45,10 @@ def _forget_secrets(app) -> None:  # type: ignore[no-untyped-def]
 
     for cfg in app.mcp.load().servers:
         for ref in cfg.secret_refs().values():
+            key = cfg.keyring_key(ref)
             with contextlib.suppress(SecretStoreError):
-                app.secrets.delete(ref)
+                if key is not None:
+                    app.secrets.delete(key)
 
 
 def _fill_http(dlg, name: str, url: str, key: str, value: str) -> None:  # type: ignore[no-untyped-def]
@@ -145,8 +147,8 @@ def test_import_a_claude_desktop_file_shows_a_preview_then_imports(  # type: ign
     assert {s.name for s in app_context.mcp.load().servers} == {"files", "remote"}
     assert "Imported 2 server(s)" in w.message.text() and "1 secret(s) moved" in w.message.text()
     assert token not in app_context.paths.mcp_file.read_text()
-    ref = app_context.mcp.get("files").secret_refs()["GITHUB_TOKEN"]
-    assert KeyringSecretStore().get(ref) == token
+    files = app_context.mcp.get("files")
+    assert KeyringSecretStore().get(files.keyring_key(files.secret_refs()["GITHUB_TOKEN"])) == token
     qtbot.waitUntil(lambda: w.tree.topLevelItemCount() == 2, timeout=10000)
 
 

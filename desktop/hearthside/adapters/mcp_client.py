@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import json
 import logging
 import os
@@ -23,6 +24,7 @@ from typing import IO, Any
 
 import anyio
 import httpx2
+import mcp.client.stdio as _sdk_stdio
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -36,11 +38,33 @@ from ..core.mcpconfig import (
     arg_key,
     origin_of,
     short_tool_name,
+    url_secret_key,
     url_with_secrets,
 )
 from ..core.redact import SECRET_HEADER_NAMES, is_secret_name, redact, register_secret
 from ..core.secrets import SecretStoreError
 from ..core.tools import TOOL_NAME_RX, ToolEnv, ToolResult, ToolSpec
+from . import procgroups
+
+#: The process groups spawned by the stdio transport being opened in this context (set by
+#: :meth:`McpConnection._open_transport`), so each connection knows its server's group.
+_SPAWNED: contextvars.ContextVar[set[int] | None] = contextvars.ContextVar("hearthside_mcp_spawned", default=None)
+_sdk_spawn = _sdk_stdio._create_platform_compatible_process
+
+
+async def _spawn_tracked(*args: Any, **kwargs: Any) -> Any:
+    """The SDK's spawn (a new session: the server leads its own process group), with the group
+    recorded in :mod:`.procgroups` so it is ended at close and at exit whatever the SDK's own
+    shutdown managed."""
+    process = await _sdk_spawn(*args, **kwargs)
+    procgroups.track(process.pid)
+    mine = _SPAWNED.get()
+    if mine is not None:
+        mine.add(process.pid)
+    return process
+
+
+_sdk_stdio._create_platform_compatible_process = _spawn_tracked
 
 log = logging.getLogger(__name__)
 
@@ -211,6 +235,8 @@ class McpConnection:
         self._last_transport_error: BaseException | None = None
         self._errlog: IO[str] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        #: Process groups of the stdio server (one per attempt), ended at close.
+        self._groups: set[int] = set()
         self.attempts = 0
 
     # --- public --------------------------------------------------------------------------
@@ -258,6 +284,9 @@ class McpConnection:
                 with contextlib.suppress(BaseException):
                     await asyncio.wait_for(task, 5.0)
             self._task = None
+        if self._groups:  # a server stuck in a call, or a shutdown cut short: end its group
+            groups, self._groups = set(self._groups), set()
+            await asyncio.to_thread(procgroups.end_groups, groups)
         self._tools = []
         self._session = None
         if self._status.state in ("connected", "connecting"):
@@ -430,7 +459,11 @@ class McpConnection:
             resolved = await self._resolved(numbered, "argument")
             args = [resolved[arg_key(i + 1)] for i in range(len(cfg.args))]
             params = StdioServerParameters(command=cfg.command, args=args, env=env, cwd=cfg.cwd)
-            return await stack.enter_async_context(stdio_client(params, errlog=self._errlog))  # type: ignore[arg-type]
+            token = _SPAWNED.set(self._groups)
+            try:
+                return await stack.enter_async_context(stdio_client(params, errlog=self._errlog))  # type: ignore[arg-type]
+            finally:
+                _SPAWNED.reset(token)
         headers = await self._resolved(cfg.headers, "header")
         secret_names = set(cfg.secret_refs())
         plain = {k: v for k, v in headers.items() if k not in secret_names}
@@ -461,7 +494,7 @@ class McpConnection:
                 except SecretStoreError as exc:
                     raise McpConnectError(str(exc)) from None
                 if value is None:
-                    key = f"?{k}" if what.endswith("?") else k
+                    key = url_secret_key(k) if what.endswith("?") else k
                     raise McpConnectError(
                         f"the secret for {what.rstrip(' ?')} {k} is not set: run "
                         f"'hearthside mcp set-secret {self.name} {key}'"

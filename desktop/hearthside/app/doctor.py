@@ -196,6 +196,24 @@ def check_keyring(app: AppContext) -> Check:
     return Check("keyring", "ok", f"secrets go to {info['backend']}", info)
 
 
+def check_mcp_secrets(app: AppContext) -> Check:
+    """Secrets left behind by MCP servers whose ``mcp.json`` entry is gone (issue 18): never
+    sent, listed by reference (never the value), with how to delete them."""
+    from ..core.secrets import SecretStoreError
+
+    try:
+        orphans = app.mcp.orphaned_secrets()
+    except SecretStoreError as exc:
+        return Check("mcp-secrets", "info", f"saved MCP secrets could not be checked: {exc}")
+    if not orphans:
+        return Check("mcp-secrets", "ok", "every saved MCP secret belongs to a configured server")
+    refs = [o.ref for o in orphans]
+    return Check("mcp-secrets", "warn",
+                 f"{len(refs)} saved MCP secret(s) belong to no configured server and are never sent: "
+                 f"{', '.join(refs)}; delete them with 'hearthside mcp forget-orphans' or in the MCP "
+                 "servers window", {"orphaned": refs})
+
+
 def check_model(app: AppContext) -> Check:
     """The model endpoint: configured and answering, or a local server to offer (issue 6)."""
     info = app.model.describe()
@@ -213,6 +231,7 @@ CHECKS: list[Callable[[AppContext], Check]] = [
     check_watches,
     check_packs,
     check_keyring,
+    check_mcp_secrets,
     check_model,
 ]
 

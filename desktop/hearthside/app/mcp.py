@@ -25,10 +25,10 @@ from ..core.mcpconfig import McpConfig, McpConfigError, ServerConfig, ServerStat
 from ..core.secrets import SecretStore, SecretStoreError
 from ..core.tools import Catalog, Tool
 from .mcp_connections import McpConnections
-from .mcp_store import ImportPreview, ImportReport, McpConfigStore, Migration
+from .mcp_store import ImportPreview, ImportReport, McpConfigStore, Migration, Orphan, with_entry_id
 from .paths import AppPaths
 
-__all__ = ["ImportPreview", "ImportReport", "McpService", "Migration", "SecretInfo", "ServerEntry"]
+__all__ = ["ImportPreview", "ImportReport", "McpService", "Migration", "Orphan", "SecretInfo", "ServerEntry"]
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +38,7 @@ class SecretInfo:
     """One secret a server uses: which header/env name, whether a value is in the keyring."""
 
     key: str
-    kind: str  # "header" | "env" | "query" | "arg"
+    kind: str  # "header" | "env" | "query" | "url" (a path segment, the fragment) | "arg"
     ref: str
     is_set: bool | None  # None: the keyring could not be asked
     description: str = ""
@@ -118,17 +118,18 @@ class McpService:
         """Add a server so that a keyring failure stores nothing anywhere (the windows' way):
         the secrets are stored first; if that fails nothing is written, and if writing the
         config fails the secrets are deleted again."""
+        cfg = with_entry_id(cfg)  # the id the secrets are bound to, kept by add()
         refs = []
         for key, value in secrets.items():
             _, ref = with_secret(cfg, key)
-            self.store.set(ref, value)  # raises SecretStoreError: nothing written yet
+            self.config.store_secret(cfg, ref, value)  # raises SecretStoreError: nothing written yet
             refs.append(ref)
         try:
             return self.add(cfg, secrets)
         except BaseException:
             for ref in refs:
                 with contextlib.suppress(SecretStoreError):
-                    self.store.delete(ref)
+                    self.config.delete_secret(cfg, ref)
             raise
 
     def preview_import(self, path: str | Path) -> ImportPreview:
@@ -170,6 +171,15 @@ class McpService:
     def set_enabled(self, name: str, enabled: bool) -> None:
         self.config.set_enabled(name, enabled)
 
+    def orphaned_secrets(self) -> list[Orphan]:
+        """Secrets stored for user servers whose ``mcp.json`` entry is gone (never sent; by
+        name only). Reads the keyring to skip keys whose value is gone already."""
+        return self.config.orphans()
+
+    def delete_orphaned_secrets(self) -> int:
+        """Delete every orphaned secret from the keyring; returns how many were deleted."""
+        return self.config.delete_orphans()
+
     def entries(self) -> list[ServerEntry]:
         """Every server with its secret needs and whether each is set. The keyring has no
         presence query, so each value is read, used only as ``is not None`` and never returned
@@ -181,12 +191,13 @@ class McpService:
             need_desc = {n.key: n.description for n in getattr(contrib, "secrets", ())} if contrib else {}
             infos = []
             for key, ref in cfg.secret_refs().items():
+                stored_as = cfg.keyring_key(ref)
                 try:
-                    is_set: bool | None = self.store.get(ref) is not None
+                    is_set: bool | None = stored_as is not None and self.store.get(stored_as) is not None
                 except SecretStoreError:
                     is_set = None
                 kind = ("arg" if key.startswith("arg:") else "env") if cfg.transport == "stdio" \
-                    else ("query" if key.startswith("?") else "header")
+                    else ("query" if key.startswith("?") else "url" if key[:1] in "/#" else "header")
                 infos.append(SecretInfo(key, kind, ref, is_set, need_desc.get(key, "")))
             out.append(ServerEntry(cfg, tuple(infos), getattr(contrib, "description", "") or ""))
         return out

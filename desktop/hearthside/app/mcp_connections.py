@@ -94,18 +94,23 @@ class McpConnections:
 
     # --- sessions ------------------------------------------------------------------------
 
-    def _resolve_own(self, server: str, ref: str) -> str | None:
-        """Read a secret for ``server``'s connection — only one of its own (the parser already
-        refuses other references; this is the last check before a value leaves the keyring)."""
-        if not ref.startswith(own_refs_prefix(server)):
+    def _resolve_own(self, cfg: ServerConfig, ref: str) -> str | None:
+        """Read a secret for ``cfg``'s connection — only one of its own (the parser already
+        refuses other references; this is the last check before a value leaves the keyring),
+        and for a user's server only the one stored for this very entry (its id): a secret left
+        behind by an earlier entry of the same name is orphaned and reads as not set."""
+        if not ref.startswith(own_refs_prefix(cfg.name)):
             raise SecretStoreError(
-                f"server {server!r} asked for the secret {ref!r}, which is not its own; it was not read")
-        return self._secrets_factory().get(ref)
+                f"server {cfg.name!r} asked for the secret {ref!r}, which is not its own; it was not read")
+        key = cfg.keyring_key(ref)
+        if key is None:
+            return None
+        return self._secrets_factory().get(key)
 
     def _connection(self, cfg: ServerConfig, reconnect: bool = True) -> Any:
         from ..adapters.mcp_client import McpConnection
 
-        return McpConnection(cfg, functools.partial(self._resolve_own, cfg.name), reconnect=reconnect,
+        return McpConnection(cfg, functools.partial(self._resolve_own, cfg), reconnect=reconnect,
                              ping_interval=self.ping_interval,
                              backoff=self.backoff, on_status=self._status_changed)
 

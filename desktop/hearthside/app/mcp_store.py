@@ -19,6 +19,7 @@ import functools
 import logging
 import os
 import stat
+import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -34,12 +35,14 @@ from ..core.mcpconfig import (
     own_refs_prefix,
     parse_host_config,
     parse_stored,
+    split_bound_key,
     split_secrets,
     validate_server,
     with_secret,
 )
 from ..core.safeparse import NESTED_TOO_DEEPLY
 from ..core.secrets import SecretStore, SecretStoreError
+from .mcp_secret_index import SecretIndex
 from .paths import AppPaths, ensure_dir
 
 log = logging.getLogger(__name__)
@@ -76,6 +79,31 @@ class ImportPreview:
     missing: tuple[tuple[str, str], ...]  # (server, name) still to be entered after the import
     clashes: tuple[str, ...]  # names that already exist: the import would be refused
     notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Orphan:
+    """A secret Hearthside stored for a user server whose ``mcp.json`` entry is gone: it is
+    never sent (no entry has its id) and can only be deleted. ``key`` is the keyring entry."""
+
+    ref: str  # the reference, as a user knows it: mcp/<server>/<kind>/<name>
+    key: str
+
+    @property
+    def server(self) -> str:
+        return self.ref.split("/")[1] if self.ref.count("/") >= 2 else ""
+
+
+def new_entry_id() -> str:
+    """A fresh id for a user server's ``mcp.json`` entry (see ``ServerConfig.entry``)."""
+    return uuid.uuid4().hex
+
+
+def with_entry_id(cfg: ServerConfig) -> ServerConfig:
+    """``cfg`` with an entry id (a new one when it has none); packs' servers have none."""
+    if cfg.entry or cfg.source != "user":
+        return cfg
+    return replace(cfg, entry=new_entry_id())
 
 
 @dataclass(frozen=True)
@@ -129,10 +157,64 @@ class McpConfigStore:
         self._secrets_factory = secrets
         #: A warning for the user about the last load or migration ("" when all is well).
         self.load_error = ""
+        self.index = SecretIndex(paths.state_dir / "mcp-secrets.json")
 
     @property
     def store(self) -> SecretStore:
         return self._secrets_factory()
+
+    def store_secret(self, cfg: ServerConfig, ref: str, value: str) -> None:
+        """Store ``value`` for ``cfg``'s secret ``ref``: a user server's under the key bound to
+        its entry id (recorded in the index), a pack server's under the reference."""
+        key = cfg.keyring_key(ref)
+        if key is None:
+            raise McpConfigError(f"server {cfg.name!r} has no entry id yet, so its secret was not stored; try again")
+        self.store.set(key, value)
+        if cfg.source == "user":
+            with self.editing():
+                self.index.update(add=[key])
+
+    def delete_secret(self, cfg: ServerConfig, ref: str) -> None:
+        """Delete ``cfg``'s secret ``ref`` (and forget its key in the index)."""
+        key = cfg.keyring_key(ref)
+        if key is None:
+            return
+        self.store.delete(key)
+        if cfg.source == "user":
+            with self.editing():
+                self.index.update(drop=[key])
+
+    def orphans(self, current: McpConfig | None = None) -> list[Orphan]:
+        """Secrets stored for user servers whose entry is no longer in ``mcp.json`` (deleted by
+        hand, or in a file set aside), by name only. Empty while ``mcp.json`` cannot be read:
+        then nothing can be told apart. A key whose value is gone from the keyring is left out."""
+        cfg = current if current is not None else self.load()
+        if self.load_error and not cfg.servers:
+            return []
+        owned = {cfg_s.keyring_key(ref) for cfg_s in cfg.servers for ref in cfg_s.secret_refs().values()}
+        out = []
+        for key in self.index.stored_keys():
+            if key in owned:
+                continue
+            ref, entry = split_bound_key(key)
+            if not entry:
+                continue
+            if self.store.get(key) is None:
+                continue
+            out.append(Orphan(ref, key))
+        return out
+
+    def delete_orphans(self) -> int:
+        """Delete every orphaned secret (see :meth:`orphans`); returns how many."""
+        with self.editing():
+            current = self._load_for_write()
+            gone = self.orphans(current)
+            for o in gone:
+                self.store.delete(o.key)
+            self.index.update(drop=[o.key for o in gone])
+            if gone:
+                log.info("deleted %d orphaned MCP secret(s): %s", len(gone), ", ".join(o.ref for o in gone))
+            return len(gone)
 
     @contextlib.contextmanager
     def editing(self) -> Iterator[None]:
@@ -204,8 +286,11 @@ class McpConfigStore:
         (kept, never lost) so the next write starts from an empty list. With nothing to do it
         takes no lock and creates nothing."""
         first = self._read()
-        if first is None or (not isinstance(first, McpConfigError) and not first[1]):
-            self.load_error = ""
+        if first is None or isinstance(first, _Unusable) or (
+                not isinstance(first, McpConfigError) and not first[1]
+                and all(s.entry for s in first[0].servers)):
+            if not isinstance(first, _Unusable):
+                self.load_error = ""
             return Migration()
         with self.editing():
             got = self._read()
@@ -217,20 +302,54 @@ class McpConfigStore:
                 log.warning("mcp.json: %s", self.load_error)
                 return Migration(set_aside=backup.name, warning=self.load_error)
             cfg, plain = got
-            if not plain:
+            if not plain and all(s.entry for s in cfg.servers):
                 self.load_error = ""
                 return Migration()
+            cfg = McpConfig(tuple(with_entry_id(s) for s in cfg.servers))
             try:
+                adopted = self._adopt_legacy(got[0], cfg, plain)
                 for ref, value in plain.items():
-                    self.store.set(ref, value)
+                    owner = cfg.get(ref.split("/")[1])
+                    key = owner.keyring_key(ref) if owner is not None else None
+                    if key is None:  # the parser makes only the server's own references
+                        continue
+                    self.store.set(key, value)
+                    adopted.append(key)
             except SecretStoreError as exc:
                 self.load_error = f"mcp.json holds secrets that could not be moved to the keyring: {exc}"
                 log.warning("%s", self.load_error)
+                if not plain:  # only ids to give: the entries stay as they are, nothing is lost
+                    return Migration(warning=self.load_error)
                 return Migration(error=str(exc), warning=self.load_error)
             self.save(cfg)
+            self.index.update(add=adopted, legacy_adopted=True)
             self.load_error = ""
-            log.warning("moved %d secret(s) found in mcp.json into the keyring", len(plain))
+            if plain:
+                log.warning("moved %d secret(s) found in mcp.json into the keyring", len(plain))
             return Migration(moved=len(plain))
+
+    def _adopt_legacy(self, old: McpConfig, new: McpConfig, plain: Mapping[str, str]) -> list[str]:
+        """Secrets stored before entries had ids live under the bare reference. The first time
+        ids are given (the index says whether that happened), each entry present then takes its
+        own legacy secrets under its new id and the bare keys are deleted. Never again after: an
+        entry that appears later without an id is a new entry and gets none of them."""
+        if self.index.legacy_adopted():
+            return []
+        keys = []
+        for before in old.servers:
+            after = new.get(before.name)
+            if before.entry or after is None:
+                continue
+            for ref in before.secret_refs().values():
+                key = after.keyring_key(ref)
+                if ref in plain or key is None or not ref.startswith(own_refs_prefix(before.name)):
+                    continue
+                value = self.store.get(ref)
+                if value is not None:
+                    self.store.set(key, value)
+                    self.store.delete(ref)
+                    keys.append(key)
+        return keys
 
     def _load_for_write(self) -> McpConfig:
         """Migrate, then load — the start of every write, under :meth:`editing`. A typed-in
@@ -243,6 +362,8 @@ class McpConfigStore:
         return self.load()
 
     def save(self, cfg: McpConfig) -> None:
+        """Write ``mcp.json`` (under :meth:`editing`). Every user entry written has an id."""
+        cfg = McpConfig(tuple(with_entry_id(s) for s in cfg.servers))
         write_atomic(self.paths.mcp_file, cfg.dumps())
 
     # --- changes -------------------------------------------------------------------------
@@ -257,7 +378,7 @@ class McpConfigStore:
         values = dict(secrets) if isinstance(secrets, Mapping) else dict.fromkeys(secrets, "")
         for key, value in values.items():
             cfg, ref = with_secret(cfg, key)
-            if cfg.transport == "http" and not key.startswith("?"):
+            if cfg.transport == "http" and not key.startswith(("?", "/", "#")):
                 check_header(key, value)
             if isinstance(secrets, Mapping):
                 refs[ref] = value
@@ -274,9 +395,10 @@ class McpConfigStore:
         with self.editing():
             current = self._load_for_write()
             cfg, refs = self.prepare(cfg, secrets or {}, current)
+            cfg = with_entry_id(cfg)
             self.save(current.with_server(cfg))
             for ref, value in refs.items():
-                self.store.set(ref, value)
+                self.store_secret(cfg, ref, value)
             return cfg
 
     @staticmethod
@@ -332,13 +454,16 @@ class McpConfigStore:
                     raise McpConfigError(
                         f"a server named {cfg.name!r} already exists, so nothing was imported; remove it "
                         f"first ('hearthside mcp remove {cfg.name}') and import again")
-                new = new.with_server(cfg)
+                new = new.with_server(with_entry_id(cfg))
             self.save(new)
             secret_error = ""
             moved = 0
             try:
                 for ref, value in parsed.secrets.items():
-                    self.store.set(ref, value)
+                    owner = new.get(ref.split("/")[1])
+                    if owner is None:  # the parser makes only each server's own references
+                        continue
+                    self.store_secret(owner, ref, value)
                     moved += 1
             except SecretStoreError as exc:
                 secret_error = str(exc)
@@ -372,7 +497,7 @@ class McpConfigStore:
             # here because deleting is the one step that cannot be undone.
             for ref in cfg.secret_refs().values():
                 if ref.startswith(own_refs_prefix(name)):
-                    self.store.delete(ref)
+                    self.delete_secret(cfg, ref)
                 else:
                     log.warning("server %s named the secret %s, which is not its own; it was left alone",
                                 name, ref)
@@ -388,12 +513,12 @@ class McpConfigStore:
             cfg = current.get(name)
             if cfg is None:
                 return None
-            if cfg.transport == "http" and not key.startswith("?"):
+            if cfg.transport == "http" and not key.startswith(("?", "/", "#")):
                 check_header(key, value)
             new, ref = with_secret(cfg, key)
             if new != cfg:
                 self.save(current.with_server(new, replace_existing=True))
-            self.store.set(ref, value)
+            self.store_secret(new, ref, value)
             return new
 
     def set_enabled(self, name: str, enabled: bool) -> None:

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ..core.agent import ModelError
-from ..core.mcpconfig import is_loopback_host, origin_of
+from ..core.loopback import is_loopback_host
+from ..core.mcpconfig import origin_of
 from ..core.secrets import SecretStore
 
 if TYPE_CHECKING:  # the HTTP client (httpx2) is imported on first use, not at start

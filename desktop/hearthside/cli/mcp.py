@@ -291,11 +291,24 @@ def set_secret_cmd(ctx: click.Context, name: str, header: str, pasted: tuple[str
     app = get_app(ctx)
     with handled(McpConfigError, SecretStoreError):
         cfg = app.mcp.get(name)
-        if cfg.transport == "http" and not header.startswith("?"):
+        if cfg.transport == "http" and not header.startswith(("?", "/", "#")):
             check_header(header, "")
         value = read_secret(f"{name} {header}")
         app.mcp.set_secret(name, header, value)
     _echo(f"{name} {header}: {mask(value)} (stored in the OS keyring)")
+
+
+@mcp.command("forget-orphans")
+@click.pass_context
+def forget_orphans_cmd(ctx: click.Context) -> None:
+    """Delete saved secrets whose server is no longer in mcp.json (they are never sent)."""
+    app = get_app(ctx)
+    with handled(McpConfigError, SecretStoreError):
+        orphans = app.mcp.orphaned_secrets()
+        gone = app.mcp.delete_orphaned_secrets()
+    for o in orphans:
+        _echo(f"deleted {o.ref}")
+    _echo(f"{gone} orphaned secret(s) deleted from the OS keyring")
 
 
 @mcp.command("enable")

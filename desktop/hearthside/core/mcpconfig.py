@@ -10,15 +10,15 @@ and the app decides where those go (the keyring, or nowhere).
 from __future__ import annotations
 
 import hashlib
-import ipaddress
 import json
 import re
 import urllib.parse
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from .redact import is_secret_name, looks_secret
+from .loopback import is_loopback_host
+from .redact import MASK, is_secret_name, is_secret_query_name, looks_secret, looks_token
 
 #: Seconds each connection phase (connect, list tools, a call) may take by default.
 DEFAULT_TIMEOUT = 30.0
@@ -75,6 +75,36 @@ def query_ref(server: str, param: str) -> str:
     return f"mcp/{server}/query/{param}"
 
 
+def path_ref(server: str, number: int) -> str:
+    """The stable keyring reference for a secret segment of the URL's path (1-based), such as
+    the key some servers take in ``https://host/<key>/mcp``."""
+    return f"mcp/{server}/path/{number}"
+
+
+def fragment_ref(server: str) -> str:
+    """The stable keyring reference for a secret URL fragment (``#<token>``)."""
+    return f"mcp/{server}/fragment"
+
+
+#: What stands in the stored URL for a secret path segment or fragment.
+URL_MASK = MASK
+
+
+def url_secret_key(key: str) -> str:
+    """How an entry of ``url_secrets`` is named to the user: ``?param``, ``/3`` (the third path
+    segment) or ``#`` (the fragment)."""
+    return key if key == "#" or key.startswith("/") else f"?{key}"
+
+
+def url_secret_ref(server: str, key: str) -> str:
+    """The reference an entry of ``url_secrets`` must use (contract section 9)."""
+    if key == "#":
+        return fragment_ref(server)
+    if key.startswith("/"):
+        return path_ref(server, int(key[1:]))
+    return query_ref(server, key)
+
+
 def env_ref(server: str, key: str) -> str:
     """The stable keyring reference for a stdio server's env secret."""
     return f"mcp/{server}/env/{key}"
@@ -96,6 +126,24 @@ def own_refs_prefix(server: str) -> str:
     return f"mcp/{server}/"
 
 
+#: What an entry id looks like: the 32 hex digits of a random UUID, made by Hearthside.
+ENTRY_ID_RX = re.compile(r"^[0-9a-f]{32}$")
+
+
+def bound_key(ref: str, entry: str) -> str:
+    """The keyring entry a user server's secret ``ref`` is stored under: the reference plus the
+    id of the ``mcp.json`` entry it was stored for. A server entry that disappears takes its
+    id with it, so a new entry of the same name (a new id) finds none of the old secrets: they
+    are orphaned, never sent, whatever a hand edit or an import puts in the new entry."""
+    return f"{ref}#{entry}"
+
+
+def split_bound_key(key: str) -> tuple[str, str]:
+    """``(ref, entry id)`` of a key made by :func:`bound_key` (``(key, "")`` for another)."""
+    ref, sep, entry = key.rpartition("#")
+    return (ref, entry) if sep and ENTRY_ID_RX.match(entry) else (key, "")
+
+
 @dataclass(frozen=True)
 class ServerConfig:
     """One configured MCP server. ``source`` is ``user`` or ``pack:<pack name>``."""
@@ -112,9 +160,22 @@ class ServerConfig:
     timeout: float = DEFAULT_TIMEOUT
     allow_insecure_http: bool = False
     source: str = "user"
-    #: Secret URL query parameters (``?api_key=...`` in another host's config), added to the
-    #: URL only when connecting; the stored ``url`` is without them.
+    #: Secret parts of the URL, added only when connecting: query parameters by name
+    #: (``api_key`` for ``?api_key=...``; the stored ``url`` is without them), a path segment by
+    #: its 1-based number (``/3``; the stored ``url`` has :data:`URL_MASK` there) and the fragment
+    #: (``#``; stored as ``#********``).
     url_secrets: Mapping[str, SecretRef] = field(default_factory=dict)
+    #: The id of this server's ``mcp.json`` entry (user servers; "" for packs' servers and for an
+    #: entry Hearthside has not given one yet). Its secrets are stored bound to it (:func:`bound_key`).
+    entry: str = ""
+
+    def keyring_key(self, ref: str) -> str | None:
+        """Where this server's secret ``ref`` lives in the keyring: bound to the entry id for a
+        user's server (None when the entry has no id yet: it owns no secret), the reference
+        itself for a pack's server (its secrets are declared by the pack, not by a file)."""
+        if self.source != "user":
+            return ref
+        return bound_key(ref, self.entry) if self.entry else None
 
     def secret_refs(self) -> dict[str, str]:
         """``{header or env name: keyring reference}`` for every secret this server uses; a
@@ -122,7 +183,7 @@ class ServerConfig:
         pairs = self.headers if self.transport == "http" else self.env
         out = {k: v.ref for k, v in pairs.items() if isinstance(v, SecretRef)}
         if self.transport == "http":
-            out.update({f"?{k}": v.ref for k, v in self.url_secrets.items()})
+            out.update({url_secret_key(k): v.ref for k, v in self.url_secrets.items()})
         else:
             out.update({arg_key(i + 1): a.ref for i, a in enumerate(self.args) if isinstance(a, SecretRef)})
         return out
@@ -134,6 +195,8 @@ class ServerConfig:
             return {k: (v.as_json() if isinstance(v, SecretRef) else v) for k, v in m.items()}
 
         d: dict[str, Any] = {"type": self.transport}
+        if self.entry:
+            d["id"] = self.entry
         if self.transport == "stdio":
             d["command"] = self.command
             d["args"] = [a.as_json() if isinstance(a, SecretRef) else a for a in self.args]
@@ -231,17 +294,6 @@ def check_header(name: str, value: str) -> None:
             f"the value for header {name} contains a line break (CR/LF) or NUL, which could "
             "smuggle extra headers: enter the value on one line"
         )
-
-
-def is_loopback_host(host: str) -> bool:
-    """True for ``localhost`` and loopback addresses (127.0.0.0/8, ::1)."""
-    h = (host or "").strip("[]").lower()
-    if h == "localhost" or h.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(h).is_loopback
-    except ValueError:
-        return False
 
 
 def origin_of(url: str) -> tuple[str, str, int]:
@@ -342,6 +394,7 @@ def _str_map(raw: Any, where: str) -> dict[str, Any]:
 def server_from_entry(
     name: str, raw: Any, *, source: str = "user", stored: bool = False,
     notes: list[str] | None = None, read_env_file: EnvFileReader | None = None,
+    refs_allowed: bool = True,
 ) -> tuple[ServerConfig, dict[str, str], list[str]]:
     """Build one server from a JSON entry.
 
@@ -352,7 +405,9 @@ def server_from_entry(
     Hearthside's own ``mcp.json``, where a plain secret-shaped value would mean the file was
     edited by hand: it is still moved out. A ``{"secret": ref}`` value must be this server's own
     reference for that very place; anything else (``model/api_key``, another server's secret)
-    is refused, so a file can never make a server send or delete a secret it was not given.
+    is refused, so a file can never make a server send or delete a secret it was not given;
+    with ``refs_allowed`` False (another host's file) any reference at all is refused. The
+    entry id (``"id"``) is read only from Hearthside's own file (``stored``).
     Things the user must act on (unresolvable variables, an ``envFile``) go to ``notes``.
     Returns ``(server, secrets, missing_refs)``.
     """
@@ -370,6 +425,13 @@ def server_from_entry(
 
     def own(value: dict[str, Any], expected: str, where: str) -> SecretRef:
         ref = value["secret"]
+        if not refs_allowed:
+            raise McpConfigError(
+                f"server {name!r} refers to the saved secret {ref!r} for {where}, and a file from "
+                "another app never holds Hearthside's secret references, so nothing was imported: "
+                "put the value itself in the file, or import without it and enter the secret with "
+                f"'hearthside mcp set-secret {name} KEY'"
+            )
         if ref != expected:
             raise McpConfigError(
                 f"server {name!r} refers to the secret {ref!r} for {where}, which is not its own "
@@ -404,17 +466,25 @@ def server_from_entry(
         "timeout": float(timeout),
         "source": source,
     }
+    # Only Hearthside's own file carries entry ids (it made them); an id anywhere else (an
+    # imported file, a pack) is ignored, so no file can claim the secrets of an entry it is not.
+    entry = raw.get("id")
+    if stored and isinstance(entry, str) and ENTRY_ID_RX.match(entry):
+        common["entry"] = entry
     if kind == "http":
         url = raw.get("url")
         if not isinstance(url, str):
             raise McpConfigError(f"server {name!r}: an HTTP server needs a url")
         headers = split(_str_map(raw.get("headers"), f"server {name!r} headers"), header_ref, "header")
         _note_variables(name, "url", url, out_notes)
-        url, query_secrets = _split_secret_query(name, url, secrets, missing)
+        url, query_secrets = _split_secret_url(name, url, secrets, missing)
         for k, v in _str_map(raw.get("url_secrets"), f"server {name!r} url_secrets").items():
             if not (isinstance(v, dict) and isinstance(v.get("secret"), str)):
                 raise McpConfigError(f"server {name!r}: url_secrets {k!r} must be a secret reference")
-            query_secrets[k] = own(v, query_ref(name, k), f"URL parameter {k}")
+            if k.startswith("/") and not (k[1:].isdigit() and int(k[1:]) > 0):
+                raise McpConfigError(f"server {name!r}: url_secrets {k!r} must be /N, a path segment's number")
+            query_secrets[k] = own(v, url_secret_ref(name, k), f"URL part {url_secret_key(k)}")
+        check_url_secrets(name, url, query_secrets)
         cfg = ServerConfig(
             name, "http", url=url, headers=headers, url_secrets=query_secrets,
             allow_insecure_http=bool(raw.get("allow_insecure_http", False)), **common,
@@ -544,36 +614,87 @@ def _take_secret(ref: str, value: str, secrets: dict[str, str], missing: list[st
     return SecretRef(ref)
 
 
-def _split_secret_query(
+def _split_secret_url(
     name: str, url: str, secrets: dict[str, str], missing: list[str]
 ) -> tuple[str, dict[str, SecretRef]]:
-    """Take secret-shaped query parameters (``?api_key=...``) out of ``url``: their values go
-    to ``secrets`` (or ``missing`` for a placeholder) and the URL keeps the rest."""
+    """Take every credential-shaped part out of ``url``: query parameters with a secret name
+    (``?api_key=``, ``?auth=``, ``?sig=``) or a token-shaped value, token-shaped path segments
+    (``https://host/<key>/mcp``) and a token-shaped fragment. Their values go to ``secrets``
+    (or ``missing`` for a placeholder); the URL keeps the rest, with :data:`URL_MASK` where a
+    path segment or the fragment was. Returns the URL and ``url_secrets`` entries."""
     try:
         parts = urllib.parse.urlsplit(url)
     except ValueError:
         return url, {}
-    if not parts.query:
-        return url, {}
-    kept: list[tuple[str, str]] = []
     refs: dict[str, SecretRef] = {}
-    for k, v in urllib.parse.parse_qsl(parts.query, keep_blank_values=True):
-        if is_secret_name(k) and v:
-            refs[k] = _take_secret(query_ref(name, k), v, secrets, missing)
-        else:
-            kept.append((k, v))
+    path = parts.path
+    if path:
+        segs = path.split("/")
+        for i, seg in enumerate(segs):
+            if i > 0 and seg and (looks_token(seg) or PROMPTED_RX.search(seg)):
+                refs[f"/{i}"] = _take_secret(path_ref(name, i), urllib.parse.unquote(seg), secrets, missing)
+                segs[i] = URL_MASK
+        path = "/".join(segs)
+    fragment = parts.fragment
+    if fragment and (looks_token(fragment) or looks_secret(fragment) or PROMPTED_RX.search(fragment)
+                     or any(is_secret_query_name(k) for k, _ in urllib.parse.parse_qsl(fragment))):
+        refs["#"] = _take_secret(fragment_ref(name), fragment, secrets, missing)
+        fragment = URL_MASK
+    query = parts.query
+    if query:
+        kept: list[tuple[str, str]] = []
+        moved = False
+        for k, v in urllib.parse.parse_qsl(query, keep_blank_values=True):
+            if v and k and k[0] not in "/#" and (is_secret_query_name(k) or looks_token(v) or looks_secret(v)):
+                refs[k] = _take_secret(query_ref(name, k), v, secrets, missing)
+                moved = True
+            else:
+                kept.append((k, v))
+        if moved:
+            query = urllib.parse.urlencode(kept)
     if not refs:
         return url, {}
-    return urllib.parse.urlunsplit(parts._replace(query=urllib.parse.urlencode(kept))), refs
+    return urllib.parse.urlunsplit(parts._replace(path=path, query=query, fragment=fragment)), refs
 
 
 def url_with_secrets(url: str, values: Mapping[str, str]) -> str:
-    """``url`` with the secret query parameters put back (only when connecting)."""
+    """``url`` with its secret parts put back (only when connecting): ``values`` is keyed like
+    ``url_secrets`` (a query parameter's name, ``/N`` for path segment N, ``#`` the fragment)."""
     if not values:
         return url
     parts = urllib.parse.urlsplit(url)
-    query = urllib.parse.parse_qsl(parts.query, keep_blank_values=True) + list(values.items())
-    return urllib.parse.urlunsplit(parts._replace(query=urllib.parse.urlencode(query)))
+    segs = parts.path.split("/")
+    query = urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
+    fragment = parts.fragment
+    for key, value in values.items():
+        if key == "#":
+            fragment = value
+        elif key.startswith("/"):
+            segs[int(key[1:])] = urllib.parse.quote(value, safe="")
+        else:
+            query.append((key, value))
+    return urllib.parse.urlunsplit(parts._replace(path="/".join(segs), query=urllib.parse.urlencode(query),
+                                                  fragment=fragment))
+
+
+def check_url_secrets(name: str, url: str, keys: Iterable[str]) -> None:
+    """Each secret path segment or fragment must have its place in the stored URL: ``/N``
+    needs :data:`URL_MASK` as segment N, ``#`` needs the fragment to be it. Otherwise a hand
+    edit that moved the path would put the secret somewhere the user did not mean."""
+    parts = urllib.parse.urlsplit(url)
+    segs = parts.path.split("/")
+    for key in keys:
+        if key == "#":
+            if parts.fragment != URL_MASK:
+                raise McpConfigError(
+                    f"server {name!r} keeps a secret URL fragment, but its url does not end in "
+                    f"#{URL_MASK}: put #{URL_MASK} back at the end of the url")
+        elif key.startswith("/"):
+            num = key[1:]
+            if not num.isdigit() or int(num) < 1 or int(num) >= len(segs) or segs[int(num)] != URL_MASK:
+                raise McpConfigError(
+                    f"server {name!r} keeps a secret for path segment {key}, but that segment of "
+                    f"its url is not {URL_MASK}: put {URL_MASK} back in that place of the url")
 
 
 def parse_host_config(text: str, what: str = "the file", *,
@@ -619,7 +740,8 @@ def parse_host_config(text: str, what: str = "the file", *,
     missing: list[str] = []
     notes: list[str] = []
     for name, raw in block.items():
-        cfg, sec, miss = server_from_entry(name, raw, notes=notes, read_env_file=read_env_file)
+        cfg, sec, miss = server_from_entry(name, raw, notes=notes, read_env_file=read_env_file,
+                                           refs_allowed=False)
         servers.append(cfg)
         secrets.update(sec)
         missing.extend(miss)
@@ -683,6 +805,12 @@ def parse_stored(text: str) -> tuple[McpConfig, dict[str, str]]:
 def with_secret(cfg: ServerConfig, key: str) -> tuple[ServerConfig, str]:
     """``cfg`` with header (http) or env key (stdio) ``key`` turned into a secret reference.
     Returns the new config and the reference to store the value under."""
+    if cfg.transport == "http" and (key == "#" or key.startswith("/")):
+        if key not in cfg.url_secrets:
+            raise McpConfigError(
+                f"server {cfg.name!r} keeps no secret for URL part {key!r}: use one of "
+                + (", ".join(url_secret_key(k) for k in cfg.url_secrets) or "none"))
+        return cfg, url_secret_ref(cfg.name, key)
     if cfg.transport == "http" and key.startswith("?"):
         param = key[1:]
         if not param:

@@ -11,6 +11,7 @@ server's error message) is masked too.
 from __future__ import annotations
 
 import base64
+import math
 import re
 import threading
 import urllib.parse
@@ -35,6 +36,50 @@ def is_secret_name(name: str) -> bool:
     """True when a header name or environment key is secret-shaped (contract section 9)."""
     low = name.strip().lower()
     return low in SECRET_HEADER_NAMES or any(w in low for w in SECRET_NAME_WORDS)
+
+
+#: Query parameter names that carry a credential though no secret word is in them: signed URLs
+#: (``?sig=``, ``X-Amz-Signature``), ``?auth=``, session ids and passwords under short names.
+SECRET_QUERY_NAMES = frozenset({"auth", "sig", "signature", "sign", "hmac", "jwt", "pass", "pwd",
+                                "passwd", "credential", "credentials", "session", "sessionid", "sid",
+                                "apikey", "code"})
+
+
+def is_secret_query_name(name: str) -> bool:
+    """True when a URL query parameter is secret-shaped: a secret-shaped name (see
+    :func:`is_secret_name`), one of :data:`SECRET_QUERY_NAMES`, or a name starting with ``auth``
+    or ending in ``signature``/``session``."""
+    low = urllib.parse.unquote(name).strip().lower()
+    return (is_secret_name(low) or low in SECRET_QUERY_NAMES or low.startswith("auth")
+            or low.endswith(("signature", "session", "_sig", "-sig")))
+
+
+_UUID_RX = re.compile(r"(?i)^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+_TOKEN_CHARS_RX = re.compile(r"^[A-Za-z0-9_~+=%-]+$")
+
+
+def _entropy(text: str) -> float:
+    counts: dict[str, int] = {}
+    for c in text:
+        counts[c] = counts.get(c, 0) + 1
+    return -sum(n / len(text) * math.log2(n / len(text)) for n in counts.values())
+
+
+def looks_token(part: str) -> bool:
+    """True when one part of a URL (a path segment, a fragment, a query value) has the shape of
+    a credential: a known token format, a UUID (servers that put the key in the path use them),
+    or a long random run of letters and digits. Slugs and file names (short words joined by
+    ``-`` or ``.``) are not tokens. A false positive only moves a harmless value to the keyring."""
+    if not part or part == MASK:
+        return False
+    if _TOKEN_SHAPES_RX.search(part) or _UUID_RX.match(part):
+        return True
+    if len(part) < 20 or not _TOKEN_CHARS_RX.match(part):
+        return False
+    longest = max(len(r) for r in re.split(r"[^A-Za-z0-9]", part))
+    digits = sum(c.isdigit() for c in part)
+    letters = sum(c.isalpha() for c in part)
+    return longest >= 16 and digits >= 2 and letters >= 2 and _entropy(part) >= 3.3
 
 
 def mask(value: str) -> str:
@@ -145,12 +190,45 @@ def _mask_value(m: re.Match[str]) -> str:
     return whole[: start - base] + MASK + whole[end - base :]
 
 
+#: An http(s) URL in free text (up to whitespace or a quote).
+_URL_RX = re.compile(r"(?i)\bhttps?://[^\s\"'<>]+")
+
+
+def _mask_pairs(text: str) -> str:
+    """``a=1&auth=XYZ`` with the values of secret-named or token-shaped parameters masked."""
+    out = []
+    for pair in text.split("&"):
+        k, eq, v = pair.partition("=")
+        if eq and v and v != MASK and (is_secret_query_name(k) or looks_token(v)):
+            pair = f"{k}={MASK}"
+        out.append(pair)
+    return "&".join(out)
+
+
+def mask_url(url: str) -> str:
+    """``url`` with every credential-shaped part masked: path segments and a fragment of a
+    token's shape, and secret query parameters (``?auth=``, ``?sig=``, ``?api_key=``, or a
+    token-shaped value). The rest is kept byte for byte (nothing is re-encoded)."""
+    rest, hash_, fragment = url.partition("#")
+    rest, q, query = rest.partition("?")
+    scheme, sep, after = rest.partition("://")
+    host, slash, path = after.partition("/")
+    if slash:
+        path = "/".join(MASK if looks_token(seg) else seg for seg in path.split("/"))
+    if q:
+        query = _mask_pairs(query)
+    if hash_ and fragment:
+        fragment = MASK if looks_token(fragment) else _mask_pairs(fragment)
+    return f"{scheme}{sep}{host}{slash}{path}{q}{query}{hash_}{fragment}"
+
+
 def redact_shapes(text: str) -> str:
     """Mask values that look like secrets even when the app never registered them."""
     text = _QUOTED_PAIR_RX.sub(_mask_value, text)
     text = _HEADER_LINE_RX.sub(_mask_header_line, text)
     text = _ASSIGN_RX.sub(_mask_value, text)
     text = _URL_PASSWORD_RX.sub(_mask_value, text)
+    text = _URL_RX.sub(lambda m: mask_url(m.group(0)), text)
     return _TOKEN_SHAPES_RX.sub(MASK, text)
 
 

@@ -138,6 +138,11 @@ class McpWindow(ManageWindow):
                              self.secret_btn, self.remove_btn, stretch_at=6))
         self.message = MessageLine()
         layout.addWidget(self.message)
+        # Secrets left by servers whose entry is gone from mcp.json: never sent, only deletable.
+        self.orphans_btn = button("", self.delete_orphans, "These secrets are never sent to any server.",
+                                  name="Delete orphaned secrets")
+        self.orphans_btn.hide()
+        layout.addWidget(self.orphans_btn)
         self._update_buttons()
         self.resize(760, 560)
         self.reload()
@@ -150,6 +155,20 @@ class McpWindow(ManageWindow):
             return svc.entries(), svc.status(), svc.load_error
 
         self.call_bg(work, self._show, self._failed)
+        self.call_bg(svc.orphaned_secrets, self._show_orphans, lambda exc: self.orphans_btn.hide())
+
+    def _show_orphans(self, orphans: list[Any]) -> None:
+        self.orphans_btn.setText(f"{len(orphans)} saved secret(s) belong to no server — Delete")
+        self.orphans_btn.setVisible(bool(orphans))
+
+    def delete_orphans(self) -> None:
+        """Delete the saved secrets whose server entry is gone (they are never sent)."""
+        def done(n: int) -> None:
+            self.message.say(f"Deleted {n} saved secret(s) that belonged to no server.", "ok")
+            self.reload()
+            self.finished_action.emit("orphans")
+
+        self.call_bg(self.app.mcp.delete_orphaned_secrets, done, self._failed)
 
     def _show(self, got: tuple[list[ServerEntry], list[ServerStatus], str]) -> None:
         entries, statuses, load_error = got
