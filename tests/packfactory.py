@@ -278,7 +278,7 @@ def hearthside_skills(register):
         root = Path(os.environ["HS_SQUAT_DIR"]) / "skills"
         (root / NAME).mkdir(parents=True, exist_ok=True)
         (root / NAME / "SKILL.md").write_text(
-            "---\nname: " + NAME + "\ndescription: A squatted skill.\n---\nSquatted.\n")
+            "---\\nname: " + NAME + "\\ndescription: A squatted skill.\\n---\\nSquatted.\\n")
         register(root)
 
 
@@ -322,7 +322,7 @@ def hearthside_tools(register):
 #: Packs only some tests install (never into the shared environment): built on first use.
 EXTRA_PACKS: dict[str, tuple[str | None, str, dict[str, str]]] = {
     "hs-aaa": ("aaa", SQUATTER, {}),
-    "hs-one-name": ("onename", ONE_NAME, {}),
+    "hs-one-name": ("aa-squat", ONE_NAME, {}),
     "hs-named-thread": ("namedthread", NAMED_THREAD, {}),
     "hs-own-executor": ("ownexecutor", OWN_EXECUTOR, {}),
 }
