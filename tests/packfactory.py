@@ -328,6 +328,7 @@ EXTRA_PACKS: dict[str, tuple[str | None, str, dict[str, str]]] = {
 }
 
 _cache: dict[str, Path] = {}
+_extra_cache: dict[str, Path] = {}
 _workdir: Path | None = None
 
 
@@ -440,14 +441,14 @@ def shared_packs_data_dir() -> Path:
 
 def extra_wheel(dist: str) -> Path:
     """The wheel of one pack in EXTRA_PACKS (all of them built together on first use)."""
-    if dist not in _cache:
+    if dist not in _extra_cache:  # not in _cache: wheels() takes a filled _cache as built
         root = workdir()
         projects = [write_project(root / "src-extra", d, ep, code, files)
                     for d, (ep, code, files) in EXTRA_PACKS.items()]
         pip_wheel(projects, root / "wheels-extra")
         for d in EXTRA_PACKS:
-            _cache[d] = next((root / "wheels-extra").glob(f"{d.replace('-', '_')}-1.0.0-*.whl"))
-    return _cache[dist]
+            _extra_cache[d] = next((root / "wheels-extra").glob(f"{d.replace('-', '_')}-1.0.0-*.whl"))
+    return _extra_cache[dist]
 
 
 def install_into_data(data: Path, *dists: str) -> None:

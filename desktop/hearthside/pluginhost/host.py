@@ -33,6 +33,7 @@ from ..core.tools import TOOL_NAME_RX, Tool, is_tool
 from . import specs
 from .specs import ENTRY_POINT_GROUP, HOOK_NAMES, HOOKS, KIND_OF_HOOK, PROJECT, HookKind
 
+
 @dataclass(frozen=True)
 class FirstPartyPack:
     """What identifies one of Hearthside's own packs: its distribution, its entry-point name and

@@ -31,8 +31,8 @@ from ..adapters.atomicfile import write_atomic
 from ..adapters.locks import LockBusy, PathLock, lock_for
 from ..core.boundedread import read_text_bounded
 from ..core.redact import MASK, is_secret_name, register_secret
-from ..core.secrets import credential_shape
 from ..core.safeparse import loads_json
+from ..core.secrets import credential_shape
 from .host import canonical_name, pack_entry_points
 from .packsenv import PacksEnv
 from .piprunner import PipRunner, default_runner, explain_wheels_only, refusal
