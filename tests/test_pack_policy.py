@@ -105,3 +105,17 @@ def test_a_third_party_pack_named_files_is_refused_and_the_real_one_works(run_cl
     assert "reserved for Hearthside's own pack hearthside-files" in by_dist["hs-impostor"]["error"]
     assert by_dist["hearthside-files"]["status"] == "ok"
     assert "Write" in by_dist["hearthside-files"]["contributes"]["tools"]
+
+
+def test_exit_never_waits_on_a_pack_thread_whatever_it_is_called(run_cli, isolated_home: Path) -> None:  # type: ignore[no-untyped-def]
+    """Hole 9 of issue 18: exit decided by thread *name*, and Python's own executor names were
+    trusted: a pack thread called ``ThreadPoolExecutor-0_0``, or a never-ending task on a pack's
+    own ``ThreadPoolExecutor``, kept ``plugins list`` from ever exiting. Real wheels, pip-installed."""
+    packfactory.install_into_data(isolated_home / ".local" / "share", "hs-named-thread", "hs-own-executor")
+    proc = run_cli("plugins", "list", "--json", timeout=120)  # hung until killed before
+    assert proc.returncode == 0, proc.stderr
+    packs = {r["name"]: r for r in json.loads(proc.stdout)}
+    assert packs["namedthread"]["status"] == "ok", packs["namedthread"]
+    assert packs["ownexecutor"]["status"] == "ok", packs["ownexecutor"]
+    proc = run_cli("plugins", "enable", "nothing-such", timeout=120)
+    assert proc.returncode == 1  # a handled failure keeps its exit code

@@ -207,17 +207,18 @@ def test_service_exposes_contributions_stamped_with_their_pack(
     assert [(s.name, s.pack) for s in servers] == [("goodserver", "good")]
     assert servers[0].config == {"url": "https://mcp.example.org/mcp", "headers": {}}
     assert servers[0].secrets[0].key == "Authorization"
-    # search provider: first registered when unset; the setting chooses
+    # search provider: first registered when unset (first-party packs load first, so a pack
+    # named to sort early does not become the default); the setting chooses
     first = svc.search_provider()
-    assert first is not None and first.name == "goodsearch"
-    app.settings.set("search.provider", "searxng")
+    assert first is not None and first.name == "searxng"
+    app.settings.set("search.provider", "goodsearch")
     chosen = svc.search_provider()
-    assert chosen is not None and chosen.name == "searxng"
+    assert chosen is not None and chosen.name == "goodsearch"
     app.settings.set("search.provider", "nosuch")
     with caplog.at_level(logging.WARNING, "hearthside.app.plugins"):
         assert svc.search_provider() is None
     # a typo names the choices, so the user can fix settings.toml without reading code
-    assert any("'nosuch'" in r.getMessage() and "available: goodsearch, searxng" in r.getMessage()
+    assert any("'nosuch'" in r.getMessage() and "available: searxng, goodsearch" in r.getMessage()
                for r in caplog.records)
 
 

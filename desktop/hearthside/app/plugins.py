@@ -32,7 +32,6 @@ from ..core.skills import (
 )
 from ..core.tools import Tool
 from ..pluginhost.host import (
-    FIRST_PARTY,
     PackHost,
     PackReport,
     ReadOnlySettings,
@@ -179,10 +178,12 @@ class PluginService:
         return _names(self.settings.get(ALLOWED_SKILLS_KEY, []))
 
     def _pack_skill_sources(self) -> dict[str, DirectorySkillSource]:
-        """Fresh (re-read) skill sources of the healthy packs, by pack name."""
+        """Fresh (re-read) skill sources of the healthy packs: first-party packs first (their skill
+        names are theirs, even for a skill another pack adds to its folder later), then by name."""
         host = self.load()
+        first = host.first_party_packs()  # first: the first name wins in a SkillCatalog
         return {pack: DirectorySkillSource(roots, ORIGIN_PACK, pack)
-                for pack, roots in sorted(host.skill_roots.items())}
+                for pack, roots in sorted(host.skill_roots.items(), key=lambda i: (i[0] not in first, i[0]))}
 
     def _scanned_sources(self) -> dict[str, DirectorySkillSource]:
         """Every source the injection scan guards, fresh: the user's skills folder (key "")
@@ -277,7 +278,7 @@ class PluginService:
         environment (put there by whoever installed Hearthside)."""
         if report.location == "packs":
             return "installed by you"
-        if canonical_name(report.dist) in FIRST_PARTY:
+        if report.first_party:
             return "first-party"
         return "in the app's environment"
 

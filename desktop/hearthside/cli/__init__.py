@@ -112,6 +112,13 @@ def exit_now(code: Any) -> None:
     import, say) would keep every command — and the tray — from ever ending. When such threads
     remain, the exit handlers run and the streams are flushed here, then ``os._exit`` ends the
     process without waiting for them; otherwise the ordinary ``SystemExit`` path is taken.
+
+    Which threads count is decided by identity, never by name: a pack names its threads as it
+    likes (``ThreadPoolExecutor-0_0``, ``asyncio_0``, ``hearthside-files_0``), and a pack's task
+    may run on an executor of its own or of Hearthside's. So every live non-daemon thread but
+    the main one keeps the ordinary exit from being taken; Hearthside's own work has finished or
+    been cancelled by now (the tray's quit and each command wait for what they started), and
+    what it writes is written atomically, so a worker ended here loses nothing half-written.
     """
     import atexit
     import logging
@@ -123,9 +130,10 @@ def exit_now(code: Any) -> None:
     elif not isinstance(code, int):
         print(code, file=sys.stderr)
         code = 1
+    main_thread = threading.main_thread()
     lingering = [t.name for t in threading.enumerate()
-                 if t is not threading.main_thread() and not t.daemon and t.is_alive()
-                 and not t.name.startswith(("ThreadPoolExecutor", "asyncio_", "hearthside-files"))]
+                 if t is not main_thread and t is not threading.current_thread()
+                 and not t.daemon and t.is_alive()]
     if not lingering:
         raise SystemExit(code)
     logging.getLogger(__name__).info("exiting without waiting for threads left running: %s", ", ".join(lingering))

@@ -15,7 +15,9 @@ import importlib.metadata as md
 import inspect
 import os
 import re
+import site
 import sys
+import sysconfig
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,23 +33,43 @@ from ..core.tools import TOOL_NAME_RX, Tool, is_tool
 from . import specs
 from .specs import ENTRY_POINT_GROUP, HOOK_NAMES, HOOKS, KIND_OF_HOOK, PROJECT, HookKind
 
-#: First-party packs shipped with Hearthside; they still load in safe mode when they are
-#: installed in Hearthside's own environment (not in the user's packs location).
-FIRST_PARTY = frozenset({"hearthside-files", "hearthside-searxng", "hearthside-starter-skills"})
+
+@dataclass(frozen=True)
+class FirstPartyPack:
+    """What identifies one of Hearthside's own packs: its distribution, its entry-point name and
+    the module the entry point loads."""
+
+    dist: str
+    pack: str
+    module: str
+
+
+#: The packs shipped with Hearthside. A pack counts as first-party only when *all* of this
+#: matches and its metadata sits in Hearthside's own environment (:func:`app_site_dirs`): a
+#: name alone is what any wheel can claim.
+FIRST_PARTY_PACKS = (
+    FirstPartyPack("hearthside-files", "files", "hearthside_files"),
+    FirstPartyPack("hearthside-searxng", "searxng", "hearthside_searxng"),
+    FirstPartyPack("hearthside-starter-skills", "starter-skills", "hearthside_starter_skills"),
+)
+
+#: Distribution names of the first-party packs.
+FIRST_PARTY = frozenset(p.dist for p in FIRST_PARTY_PACKS)
 
 #: Entry-point names of the first-party packs -> the distribution that owns each. Another
 #: distribution claiming one of these names is refused (and the first-party pack keeps
 #: working), instead of both being failed as a name clash.
-RESERVED_PACK_NAMES = {
-    "files": "hearthside-files",
-    "searxng": "hearthside-searxng",
-    "starter-skills": "hearthside-starter-skills",
-}
+RESERVED_PACK_NAMES = {p.pack: p.dist for p in FIRST_PARTY_PACKS}
 
 
 def canonical_name(name: str) -> str:
     """PEP 503 normalised distribution name (``Foo_Bar`` -> ``foo-bar``)."""
     return re.sub(r"[-_.]+", "-", name).lower()
+
+
+#: Hearthside's own tool names, case-folded: a pack's ``skill`` or ``Memory_Recall`` would pass
+#: for the host's tool with a model as well as the exact name would.
+_RESERVED_FOLDED = frozenset(n.casefold() for n in RESERVED_TOOL_NAMES)
 
 
 class RegistrationError(ValueError):
@@ -72,6 +94,7 @@ class PackReport:
     )
     warnings: list[str] = field(default_factory=list)
     location: str = "app"
+    first_party: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -105,6 +128,7 @@ class Candidate:
     version: str
     location: str  # "app" or "packs"
     error: str = ""  # set when the distribution's entry points cannot even be read
+    first_party: bool = False  # one of Hearthside's own packs, checked by is_first_party
 
     @property
     def name(self) -> str:
@@ -120,6 +144,60 @@ def _dist_location(dist: md.Distribution, packs_site: Path | None) -> str:
         except TypeError:
             pass
     return "app"
+
+
+def app_site_dirs() -> set[Path]:
+    """The folders Hearthside itself was installed into (resolved).
+
+    Derived from the interpreter's prefix (and the bundle's folder when frozen), never from
+    ``sys.path``: the packs location, and any folder a pack's ``.pth`` file adds, is on the path
+    too, and a distribution found there must not pass for one shipped with Hearthside.
+    """
+    dirs: list[str] = []
+    for key in ("purelib", "platlib"):
+        p = sysconfig.get_paths().get(key)
+        if p:
+            dirs.append(p)
+    with contextlib.suppress(AttributeError):  # a virtualenv's old site.py may lack them
+        dirs.extend(site.getsitepackages())
+    if site.ENABLE_USER_SITE:
+        with contextlib.suppress(AttributeError):
+            dirs.append(site.getusersitepackages())
+    frozen = getattr(sys, "_MEIPASS", None)
+    if isinstance(frozen, str):
+        dirs.append(frozen)
+    out: set[Path] = set()
+    for d in dirs:
+        with contextlib.suppress(OSError, ValueError):
+            out.add(Path(d).resolve())
+    return out
+
+
+def is_first_party(dist: md.Distribution, ep: md.EntryPoint, packs_site: Path | None,
+                   app_dirs: set[Path] | None = None) -> bool:
+    """True when ``ep`` of ``dist`` is one of Hearthside's own packs.
+
+    What a pack's author controls is its metadata: distribution name, entry-point names and
+    module names. So all three must match a :data:`FIRST_PARTY_PACKS` entry *and* the
+    distribution's metadata must sit in Hearthside's own environment (not in the packs
+    location, where ``hearthside plugins install`` puts everything else).
+    """
+    want = next((p for p in FIRST_PARTY_PACKS if p.pack == ep.name), None)
+    if want is None or canonical_name(dist.metadata["Name"] or "") != want.dist:
+        return False
+    module = ep.value.partition(":")[0].strip()
+    if module != want.module and not module.startswith(want.module + "."):
+        return False
+    path = getattr(dist, "_path", None)
+    if path is None:
+        return False
+    try:
+        where = Path(path).resolve().parent
+        if packs_site is not None and where == Path(packs_site).resolve():
+            return False
+    except (OSError, TypeError, ValueError):
+        return False
+    return where in (app_dirs if app_dirs is not None else app_site_dirs())
 
 
 def pack_entry_points(dist: md.Distribution) -> tuple[list[md.EntryPoint], str]:
@@ -155,6 +233,7 @@ def discover(packs_site: Path | None = None, path: list[str] | None = None,
     wanted = {canonical_name(d) for d in only_dists}
     seen: set[str] = set()
     out: list[Candidate] = []
+    app_dirs = app_site_dirs()
     dists = md.distributions(path=path) if path is not None else md.distributions()
     for dist in dists:
         eps, error = pack_entry_points(dist)
@@ -168,8 +247,11 @@ def discover(packs_site: Path | None = None, path: list[str] | None = None,
         seen.add(key)
         loc = _dist_location(dist, packs_site)
         for ep in eps:
-            out.append(Candidate(ep, dname, meta["Version"] or "", loc, error))
-    out.sort(key=lambda c: (c.name, canonical_name(c.dist)))
+            first = not error and is_first_party(dist, ep, packs_site, app_dirs)
+            out.append(Candidate(ep, dname, meta["Version"] or "", loc, error, first))
+    # Hearthside's own packs first: they load first, so their tool, skill and provider names
+    # are theirs whatever another pack is called (a pack named "aaa" once took "Read").
+    out.sort(key=lambda c: (not c.first_party, c.name, canonical_name(c.dist)))
     return out
 
 
@@ -208,10 +290,11 @@ def _validation_reason(exc: pluggy.PluginValidationError) -> str:
 
 
 def _reserved_reason(c: Candidate) -> str:
-    """Why ``c`` may not use its name: a first-party name from another distribution (or from
-    the user's packs location, where only third-party code lives)."""
+    """Why ``c`` may not use its name: a first-party name from anything that is not the
+    first-party pack itself (another distribution, the user's packs location, a module that is
+    not the pack's own)."""
     owner = RESERVED_PACK_NAMES.get(c.name)
-    if owner is None or (canonical_name(c.dist) == owner and c.location == "app"):
+    if owner is None or c.first_party:
         return ""
     return (f"the pack name {c.name!r} is reserved for Hearthside's own pack {owner}; "
             f"{c.dist} was not loaded (ask its author to rename its entry point)")
@@ -243,6 +326,9 @@ class PackHost:
         self.skill_roots: dict[str, list[Path]] = {}
         self.providers: dict[str, tuple[SearchProvider, str]] = {}
         self.servers: dict[str, McpServerContribution] = {}
+        #: names the loaded first-party packs own: kind ("tools", "skills", "providers",
+        #: "servers") -> case-folded name -> (name, pack). Nothing else may take them.
+        self.owned: dict[str, dict[str, tuple[str, str]]] = {h.kind: {} for h in HOOKS}
 
     # -- loading ---------------------------------------------------------------------------
 
@@ -250,10 +336,13 @@ class PackHost:
         """Load each candidate on its own; returns the reports of this batch."""
         by_name: dict[str, list[Candidate]] = {}
         batch: list[PackReport] = []
-        for c in candidates:
+        # First-party packs first (a stable sort keeps the rest in their order): the names they
+        # register are theirs, so a pack loaded after them that claims one is the one refused.
+        for c in sorted(candidates, key=lambda c: not c.first_party):
             if (c.name, canonical_name(c.dist)) in self.reports:
                 continue  # already loaded (or reported) in an earlier batch
-            report = PackReport(c.name, c.dist, c.version, location=c.location)
+            report = PackReport(c.name, c.dist, c.version, location=c.location,
+                                first_party=c.first_party)
             reserved = _reserved_reason(c)
             if reserved:  # kept out of _by_name: it must not count as a clash for the real owner
                 report.status, report.error = "failed", reserved
@@ -271,7 +360,8 @@ class PackHost:
             if len(group) > 1 or earlier:
                 owners = [f"{r.dist} {r.version}" for r in earlier] + [f"{c.dist} {c.version}" for c in group]
                 for c in group:
-                    report = PackReport(c.name, c.dist, c.version, "failed", location=c.location)
+                    report = PackReport(c.name, c.dist, c.version, "failed", location=c.location,
+                                        first_party=c.first_party)
                     report.error = (
                         f"the pack name {name!r} is claimed by several distributions "
                         f"({', '.join(owners)}); uninstall or disable one of them by "
@@ -290,7 +380,7 @@ class PackHost:
     def _block_reason(self, c: Candidate) -> str:
         if c.name in self.blocked or canonical_name(c.dist) in {canonical_name(b) for b in self.blocked}:
             return "disabled by you; run 'hearthside plugins enable " + c.name + "' to load it again"
-        if self.safe_mode and not (c.location == "app" and canonical_name(c.dist) in FIRST_PARTY):
+        if self.safe_mode and not c.first_party:
             return "safe mode: third-party packs are not loaded"
         return ""
 
@@ -300,7 +390,7 @@ class PackHost:
             return self._load_one_quietly(c)
 
     def _load_one_quietly(self, c: Candidate) -> PackReport:
-        report = PackReport(c.name, c.dist, c.version, location=c.location)
+        report = PackReport(c.name, c.dist, c.version, location=c.location, first_party=c.first_party)
         if c.error:
             return self._fail(report, c.error)
         try:
@@ -355,11 +445,29 @@ class PackHost:
                 register.closed = True
             if staged.errors:
                 return self._fail(report, staged.errors[0])
-        clash = self._clash(c.name, staged)
+        skills = DirectorySkillSource(staged.skill_roots, ORIGIN_PACK, c.name) if staged.skill_roots else None
+        clash = "" if c.first_party else self._owned_clash(staged, skills)
+        clash = clash or self._clash(c.name, staged)
         if clash:
             return self._fail(report, clash)
-        self._commit(c.name, staged, report)
+        self._commit(c.name, staged, report, skills)
         return report
+
+    def _owned_clash(self, staged: _Staged, skills: DirectorySkillSource | None) -> str:
+        """Why a pack that is not first-party may not load: a name a first-party pack owns
+        (compared without case: ``read`` passes for ``Read`` with a model). "" when none."""
+        claims = [("tools", "tool", t.spec.name) for t in staged.tools]
+        claims += [("skills", "skill", d.meta.name) for d in (skills.docs() if skills else [])]
+        claims += [("providers", "search provider", p.name) for p in staged.providers]
+        claims += [("servers", "MCP server", s.name) for s in staged.servers]
+        for kind, thing, name in claims:
+            hit = self.owned[kind].get(name.casefold())
+            if hit is not None:
+                owner = RESERVED_PACK_NAMES.get(hit[1], hit[1])
+                return (f"its {thing} {name!r} takes the name of the {thing} {hit[0]!r} of "
+                        f"Hearthside's own pack {hit[1]!r} ({owner}); first-party names are kept "
+                        "for the first-party pack, so this pack was not loaded")
+        return ""
 
     def _clash(self, pack: str, staged: _Staged) -> str:
         for t in staged.tools:
@@ -377,7 +485,8 @@ class PackHost:
                         f"{self.servers[s.name].pack!r}")
         return ""
 
-    def _commit(self, pack: str, staged: _Staged, report: PackReport) -> None:
+    def _commit(self, pack: str, staged: _Staged, report: PackReport,
+                skills: DirectorySkillSource | None) -> None:
         for t in staged.tools:
             self.tools[t.spec.name] = (t, pack)
             report.contributes["tools"].append(t.spec.name)
@@ -387,14 +496,21 @@ class PackHost:
         for s in staged.servers:
             self.servers[s.name] = s
             report.contributes["servers"].append(s.name)
-        if staged.skill_roots:
+        if skills is not None:
             self.skill_roots[pack] = list(staged.skill_roots)
-            src = DirectorySkillSource(staged.skill_roots, ORIGIN_PACK, pack)
-            report.contributes["skills"] = loaded = [d.meta.name for d in src.docs()]
+            report.contributes["skills"] = loaded = [d.meta.name for d in skills.docs()]
             # A diagnostic about a skill that loaded anyway (its folder is called otherwise) is
             # a warning, not a skip.
             report.warnings.extend(f"skill {d.skill!r}{':' if d.skill in loaded else ' skipped:'} {d.reason}"
-                                   for d in src.diagnostics)
+                                   for d in skills.diagnostics)
+        if report.first_party:
+            for kind, names in report.contributes.items():
+                for name in names:
+                    self.owned[kind].setdefault(name.casefold(), (name, pack))
+
+    def first_party_packs(self) -> set[str]:
+        """Names of the first-party packs that loaded (their skills come before other packs')."""
+        return {r.name for r in self.reports.values() if r.first_party and r.status == "ok"}
 
 
 class _Register:
@@ -432,7 +548,8 @@ class _Register:
         name = obj.spec.name
         if not TOOL_NAME_RX.match(name):
             raise self._reject(f"its tool name {name!r} is invalid: use 1-64 letters, digits, '_' or '-'")
-        if name in RESERVED_TOOL_NAMES or name.startswith(RESERVED_TOOL_PREFIX):
+        folded = name.casefold()
+        if folded in _RESERVED_FOLDED or folded.startswith(RESERVED_TOOL_PREFIX.casefold()):
             raise self._reject(f"its tool name {name!r} is reserved for Hearthside's own tools")
         if any(t.spec.name == name for t in self.staged.tools):
             raise self._reject(f"it registered the tool name {name!r} twice")

@@ -10,6 +10,7 @@ A record of what the user asked for is kept outside the venv for ``plugins resto
 
 from __future__ import annotations
 
+import contextlib
 import importlib.metadata as md
 import json
 import logging
@@ -29,8 +30,9 @@ from typing import Any
 from ..adapters.atomicfile import write_atomic
 from ..adapters.locks import LockBusy, PathLock, lock_for
 from ..core.boundedread import read_text_bounded
-from ..core.redact import is_secret_name, register_secret
+from ..core.redact import MASK, is_secret_name, register_secret
 from ..core.safeparse import loads_json
+from ..core.secrets import credential_shape
 from .host import canonical_name, pack_entry_points
 from .packsenv import PacksEnv
 from .piprunner import PipRunner, default_runner, explain_wheels_only, refusal
@@ -121,38 +123,117 @@ def _installed(site: Path) -> dict[str, tuple[str, str, md.Distribution]]:
     return out
 
 
-def public_spec(spec: str) -> str:
-    """``spec`` as it may be written down: a URL without its user name and password
-    (``http://user:TOKEN@host/x.whl`` -> ``http://host/x.whl``) and without secret-named query
-    parameters. The install record and every message carry only this form."""
+#: Every URL inside a spec: the whole spec (``https://host/x.whl``), the part after ``@`` of
+#: a PEP 508 direct reference (``name @ https://...``, ``name@git+https://...``), or one after
+#: ``-e``-less VCS prefixes. A URL there ends at white space or at ``;`` (environment markers).
+_URL_RX = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s;]+")
+
+#: Words in a query parameter name that mark a credential in download links (pre-signed
+#: S3/GCS links, ``?auth=``, ``?sig=``, ``?access_token=``, OAuth codes), beyond the
+#: secret-shaped names; and whole names that do (an Azure SAS link's expiry and permissions
+#: come with its signature and are useless without it).
+_SECRET_QUERY_WORDS = ("auth", "sig", "cred", "session", "pass", "jwt", "access", "code")
+_SECRET_QUERY_NAMES = frozenset({"se", "sp", "sv", "st", "sr", "spr", "skoid", "sktid"})
+
+#: pip's own ``#`` keys (``#egg=``, ``#subdirectory=``, ``#sha256=``): the only fragment kept.
+_PIP_FRAGMENT_KEYS = frozenset({"egg", "subdirectory", "md5", "sha1", "sha224", "sha256", "sha384", "sha512"})
+
+
+@dataclass(frozen=True)
+class PublicSpec:
+    """A spec as it may be written down or shown (``text``) and the credentials taken out of it
+    (``removed``: user names, passwords, tokens), which are never stored."""
+
+    text: str
+    removed: tuple[str, ...] = ()
+
+
+def _secret_query_name(name: str) -> bool:
+    low = name.strip().lower()
+    return is_secret_name(low) or low in _SECRET_QUERY_NAMES or any(w in low for w in _SECRET_QUERY_WORDS)
+
+
+def _public_url(url: str) -> tuple[str, list[str]]:
+    """``url`` without its credentials, and what was taken out."""
     try:
-        parts = urllib.parse.urlsplit(spec)
-    except ValueError:
-        return spec
-    if not parts.scheme or not parts.netloc:
-        return spec
-    netloc = parts.netloc.rpartition("@")[2]
-    query = urllib.parse.urlencode([(k, v) for k, v in urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
-                                    if not is_secret_name(k)])
-    return urllib.parse.urlunsplit(parts._replace(netloc=netloc, query=query))
+        parts = urllib.parse.urlsplit(url)
+    except ValueError:  # a URL urllib cannot take apart is kept out of the record whole
+        return "<an address that could not be read>", [url]
+    removed: list[str] = []
+    netloc = parts.netloc
+    if "@" in netloc:
+        userinfo, _, netloc = netloc.rpartition("@")
+        removed.extend(x for x in userinfo.split(":", 1) if x)
+    segments = []
+    for seg in parts.path.split("/"):
+        if seg and credential_shape(urllib.parse.unquote(seg)):
+            removed.append(seg)
+            seg = MASK
+        segments.append(seg)
+    kept_query = []
+    for k, v in urllib.parse.parse_qsl(parts.query, keep_blank_values=True):
+        if _secret_query_name(k) or credential_shape(v):
+            if v:
+                removed.append(v)
+        else:
+            kept_query.append((k, v))
+    kept_fragment = []
+    for k, v in urllib.parse.parse_qsl(parts.fragment, keep_blank_values=True):
+        if k.lower() in _PIP_FRAGMENT_KEYS:
+            kept_fragment.append((k, v))
+        else:  # ``#TOKEN`` parses as a name without a value
+            removed.append(v or k)
+    text = urllib.parse.urlunsplit(parts._replace(
+        netloc=netloc, path="/".join(segments), query=urllib.parse.urlencode(kept_query),
+        fragment=urllib.parse.urlencode(kept_fragment)))
+    return text, removed
+
+
+def split_spec(spec: str) -> PublicSpec:
+    """``spec`` as it may be written down: every URL in it (a plain URL, ``name @ URL``,
+    ``git+https://...``) without its user name and password, without credential-like query
+    parameters, path segments or fragments. The install record and every message carry only
+    this form; ``removed`` says what was taken out, for the redactor."""
+    removed: list[str] = []
+
+    def clean(m: re.Match[str]) -> str:
+        text, gone = _public_url(m.group(0))
+        removed.extend(gone)
+        return text
+
+    text = _URL_RX.sub(clean, spec)
+    return PublicSpec(text, tuple(dict.fromkeys(removed)))
+
+
+def public_spec(spec: str) -> str:
+    """``spec`` without credentials (see :func:`split_spec`)."""
+    return split_spec(spec).text
 
 
 def register_spec_secrets(spec: str) -> None:
-    """Make the credentials inside a URL spec known to the redactor, so pip's output, the log
+    """Make the credentials inside a spec known to the redactor, so pip's output, the log
     and any error mask them (a bare ``TOKEN@host`` has no shape the redactor would catch)."""
-    try:
-        parts = urllib.parse.urlsplit(spec)
-    except ValueError:
-        return
-    if parts.username:
-        register_secret(urllib.parse.unquote(parts.username))
-        register_secret(parts.username)
-    if parts.password:
-        register_secret(urllib.parse.unquote(parts.password))
-        register_secret(parts.password)
-    for k, v in urllib.parse.parse_qsl(parts.query):
-        if is_secret_name(k):
-            register_secret(v)
+    for value in split_spec(spec).removed:
+        register_secret(value)
+        register_secret(urllib.parse.unquote(value))
+
+
+#: What ``plugins restore`` says of a pack whose install address held credentials.
+CREDENTIALS_NOT_KEPT = (
+    "its install address held a user name, password or token, which Hearthside never stores; "
+    "install it again with 'hearthside plugins install' and the full address"
+)
+
+
+def _scrubbed(entry: dict[str, Any]) -> dict[str, Any]:
+    """A record entry whose spec carries no credentials (flagged when some were taken out)."""
+    spec = entry.get("spec")
+    if not isinstance(spec, str):
+        return entry
+    public = split_spec(spec)
+    if not public.removed:
+        return entry
+    return {**entry, "spec": public.text, "credentials_removed": True}
 
 
 def _pack_names(dist: md.Distribution) -> list[str]:
@@ -290,6 +371,7 @@ class PackInstaller:
         return [p for p in packs or [] if isinstance(p, dict) and isinstance(p.get("name"), str)]
 
     def _save_record(self, packs: list[dict[str, Any]]) -> None:
+        packs = [_scrubbed(p) for p in packs]  # an older record may still hold a token
         try:
             write_atomic(self.record_file, json.dumps({"version": 1, "packs": packs}, indent=2) + "\n")
         except OSError as exc:
@@ -300,9 +382,15 @@ class PackInstaller:
             ) from None
 
     def _remember(self, name: str, spec: str, version: str) -> None:
+        """Record an install; ``spec`` is stored without credentials (:func:`split_spec`), and
+        an entry that had some says so, so ``restore`` asks for them instead of guessing."""
         packs = [p for p in self.record() if canonical_name(p["name"]) != canonical_name(name)]
-        packs.append({"name": name, "spec": spec, "version": version,
-                      "installed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+        public = split_spec(spec)
+        entry: dict[str, Any] = {"name": name, "spec": public.text, "version": version,
+                                 "installed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+        if public.removed:
+            entry["credentials_removed"] = True
+        packs.append(entry)
         self._save_record(sorted(packs, key=lambda p: canonical_name(p["name"])))
 
     def _forget(self, name: str) -> None:
@@ -317,7 +405,7 @@ class PackInstaller:
         spec = spec.strip()
         register_spec_secrets(spec)
         if not spec or spec.startswith("-"):
-            raise InstallError(f"{spec!r} is not a package name or file; give a pack to install")
+            raise InstallError(f"{public_spec(spec)!r} is not a package name or file; give a pack to install")
         if os.path.exists(spec):
             spec = str(Path(spec).resolve())
         why_not = refusal(spec, self.runner.wheels_only)
@@ -347,17 +435,24 @@ class PackInstaller:
             cons = Path(tmp) / "constraints.txt"
             cons.write_text(host_constraints(self.host_version, site), encoding="utf-8")
             report_path = Path(tmp) / "report.json"
+            target = [spec]
+            if split_spec(spec).removed:
+                # Not on pip's command line, which every local user can read (/proc/PID/cmdline):
+                # a requirements file in this private (0700) folder carries the credentials.
+                req = Path(tmp) / "requirements.txt"
+                req.write_text(spec + "\n", encoding="utf-8")
+                target = ["-r", str(req)]
             rc, lines = self._pip(["install", "--progress-bar", "off", "-c", str(cons),
-                                   "--report", str(report_path), spec], out, cancel)
+                                   "--report", str(report_path), *target], out, cancel)
             if cancel is not None and cancel.is_set():
                 self._undo_new(before, out)
-                raise InstallCancelled(f"The install of {spec} was cancelled; nothing was installed.")
+                raise InstallCancelled(f"The install of {public_spec(spec)} was cancelled; nothing was installed.")
             if rc != 0:
                 self._undo_new(before, out)  # pip rolls back its own step; not always its deps
                 why = self._pip_error(lines)
                 if self.runner.wheels_only:
                     why = explain_wheels_only(why)
-                raise InstallError(f"pip could not install {spec!r}: {why}")
+                raise InstallError(f"pip could not install {public_spec(spec)!r}: {why}")
             try:
                 report = json.loads(report_path.read_text(encoding="utf-8"))
             except (OSError, ValueError):
@@ -366,7 +461,7 @@ class PackInstaller:
         requested = [i for i in items if i.get("requested")]
         if not requested:
             raise InstallError(
-                f"{spec!r} is already installed (in the packs folder or as part of Hearthside); "
+                f"{public_spec(spec)!r} is already installed (in the packs folder or as part of Hearthside); "
                 "nothing changed"
             )
         meta = requested[0].get("metadata") or {}
@@ -386,7 +481,7 @@ class PackInstaller:
                 f"{name} {version} is not a Hearthside plugin pack: it has no "
                 f"'{ENTRY_POINT_GROUP}' entry point. It was removed again."
             )
-        self._remember(name, public_spec(spec), version)
+        self._remember(name, spec, version)
         was = before.get(canonical_name(name))
         if was is None:
             action = "installed"
@@ -454,12 +549,20 @@ class PackInstaller:
     def restore(self, out: OutputFn, wait: float = 0.0) -> list[tuple[str, str]]:
         """Reinstall every recorded pack that is missing; returns (name, "ok"|reason) pairs."""
         results: list[tuple[str, str]] = []
-        for entry in self.record():
+        entries = self.record()
+        if any(split_spec(str(e.get("spec") or "")).removed for e in entries):
+            with contextlib.suppress(InstallError):  # a record from before credentials were dropped
+                self._save_record(entries)
+        for entry in entries:
             name = entry["name"]
             version = str(entry.get("version", ""))
             have = _installed(self.env.site_dir).get(canonical_name(name))
             if have and (not version or have[1] == version):
                 results.append((name, "already installed"))
+                continue
+            if entry.get("credentials_removed") or split_spec(str(entry.get("spec") or "")).removed:
+                # Never the public index instead: the same name there may be someone else's pack.
+                results.append((name, CREDENTIALS_NOT_KEPT))
                 continue
             spec = str(entry.get("spec") or name)
             if (os.path.isabs(spec) and not os.path.exists(spec)) or not re.match(r"^[\w./:\\-]", spec):
