@@ -24,7 +24,7 @@ from hearthside.core.drift import fingerprint
 def app(isolated_home: Path):  # type: ignore[no-untyped-def]
     ctx = AppContext()
     yield ctx
-    if "drift" in ctx.__dict__:
+    if ctx.built("drift"):
         ctx.drift.stop()
 
 

@@ -572,7 +572,7 @@ def test_without_a_tray_notifications_go_over_dbus_and_a_click_opens_the_chat(  
         monkeypatch.setattr(shell, "show_chat", lambda p, alert=None: opened.append(
             (p, alert) if threading.current_thread() is main_thread else ("wrong thread", None)))
         shell.on_notice(make_notice([Alert("checkin", "Kip", "Water the <b>basil</b> & the mint.")]))
-        qtbot.waitUntil(lambda: bool(srv.received) and bool(shell._dbus_ids), timeout=10_000)
+        qtbot.waitUntil(lambda: bool(srv.received) and bool(shell.clickable.shown()), timeout=10_000)
         got = srv.received[0]
         assert got["summary"] == "Kip" and got["body"] == "Water the &lt;b&gt;basil&lt;/b&gt; &amp; the mint."
         assert srv.actions[0][:1] == ["default"]

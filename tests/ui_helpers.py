@@ -13,5 +13,5 @@ def make_bridge(app_context: Any) -> Iterator[Any]:
     b = Bridge(lambda: app_context.runtime)
     yield b
     b.close()
-    if "runtime" in app_context.__dict__:
+    if app_context.built("runtime"):
         app_context.runtime.stop()

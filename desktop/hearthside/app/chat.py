@@ -13,11 +13,14 @@ import asyncio
 import json
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..core.agent import Agent, AgentResult, ModelError, ToolCall, ToolEvent
 from ..core.approval import describe_call, shown
 from ..core.tools import PermissionMode, Tool
+
+if TYPE_CHECKING:
+    from .sessions import PreparedSession, SessionService
 
 #: Argument names that name the thing a tool acts on, shown first in an approval prompt.
 _TARGET_KEYS = ("path", "file", "file_path", "target", "destination", "dest", "url")
@@ -115,10 +118,18 @@ class TurnOutcome:
     error: str = ""
 
 
+class ChatDeps(Protocol):
+    """What a chat uses of the app: the session service (``AppContext`` builds it on first use,
+    here on the runtime's worker thread, never on the Qt thread)."""
+
+    @property
+    def sessions(self) -> SessionService: ...
+
+
 class ChatSession:
     """One persona's conversation. Create it on the runtime loop with :meth:`open`."""
 
-    def __init__(self, app: Any, persona: str, ask: Ask) -> None:
+    def __init__(self, app: ChatDeps, persona: str, ask: Ask) -> None:
         self.app = app
         self.persona = persona
         self.ask = ask
@@ -142,7 +153,7 @@ class ChatSession:
         return self.notes
 
     async def _build(self, mode: PermissionMode, carry: bool) -> None:
-        def build() -> tuple[Any, Agent]:  # reads the persona files and settings: off the loop
+        def build() -> tuple[PreparedSession, Agent]:  # reads the persona files and settings: off the loop
             prepared = self.app.sessions.prepare(self.persona, mode)
             return prepared, self.app.sessions.agent(prepared, self._model,
                                                      _CallbackApprover(self.ask, prepared.env), on_tool=self._on_tool)

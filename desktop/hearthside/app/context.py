@@ -117,6 +117,13 @@ class AppContext:
 
         return Runtime()
 
+    def built(self, name: str) -> bool:
+        """Has the service ``name`` been built yet? Stopping asks this, so that quitting never
+        builds (and starts) a service nobody used. An unknown name is a programming error."""
+        if isinstance(getattr(type(self), name, None), cached_property):
+            return name in self.__dict__
+        raise ValueError(f"{name!r} is not a service of the app context")
+
     def soul_path(self, override: str | None = None) -> str:
         """The soul file: ``--soul-file``, else the ``soul_file`` setting, else the default."""
         if override:

@@ -12,14 +12,47 @@ from __future__ import annotations
 import logging
 import signal
 import threading
-from typing import Any
+from typing import TYPE_CHECKING
 
-from .lifecycle import Lifecycle
+from .lifecycle import Lifecycle, LifecycleDeps
+from .notify import Notifier, default_notifier
+
+if TYPE_CHECKING:
+    from ..core.mcpconfig import ServerStatus
+    from .alerts import Notice
+    from .drift_types import DriftEvent
+    from .heartbeat import HeartbeatOutcome
 
 log = logging.getLogger("hearthside.headless")
 
 
-def run_headless(app: Any, stop: threading.Event | None = None) -> int:
+class HeadlessEvents:
+    """The headless front end's :class:`~hearthside.app.events.AppEvents`: notices go to the
+    log and, when a session bus exists, to the desktop notification service; errors to the log.
+
+    Drift events, check-in outcomes and MCP states need no screen here: the notices (and the
+    history) already carry what the user must hear, and the services log the rest."""
+
+    def __init__(self, notifier: Notifier | None = None) -> None:
+        self.notifier = notifier or default_notifier()
+
+    def on_drift(self, event: DriftEvent) -> None:
+        pass
+
+    def on_outcome(self, outcome: HeartbeatOutcome) -> None:
+        pass
+
+    def on_mcp_status(self, status: ServerStatus) -> None:
+        pass
+
+    def show(self, notice: Notice) -> None:
+        self.notifier.notify(notice.title, notice.body)
+
+    def on_error(self, message: str) -> None:
+        log.warning("%s", message)
+
+
+def run_headless(app: LifecycleDeps, stop: threading.Event | None = None) -> int:
     """Run until SIGTERM/SIGINT (or ``stop`` is set); returns the process exit code.
 
     Logging is already set up by the entry point (the CLI's redacting handlers).
@@ -32,7 +65,7 @@ def run_headless(app: Any, stop: threading.Event | None = None) -> int:
     if threading.current_thread() is threading.main_thread():
         for sig in (signal.SIGTERM, signal.SIGINT):
             previous[sig] = signal.signal(sig, lambda signum, frame: signalled.append(signum))
-    life = Lifecycle(app)
+    life = Lifecycle(app, HeadlessEvents())
     try:
         life.start()
         life.wait_for_mcp()

@@ -149,6 +149,14 @@ class HeartbeatService:
         self._next: dict[str, datetime] = {}
         self.listeners: list[Callable[[HeartbeatOutcome], None]] = []
 
+    def attach(self, notifier: Notifier, listener: Callable[[HeartbeatOutcome], None]) -> None:
+        """Route this service's alerts to ``notifier`` and tell ``listener`` each run's outcome.
+
+        The front end's lifecycle calls it once at start (its notifier batches alerts into
+        notices); the listener runs on the runtime loop and must not block."""
+        self.notifier = notifier
+        self.listeners.append(listener)
+
     # -- settings --------------------------------------------------------------------------
     def settings_for(self, persona: str) -> HeartbeatSettings:
         personas = self.app.settings.get("personas", {}) or {}

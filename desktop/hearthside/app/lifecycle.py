@@ -3,6 +3,9 @@
 The tray and ``hearthside --headless`` both run on :class:`Lifecycle`: it loads plugin packs,
 starts drift watching, connects MCP servers and schedules check-ins, and routes what the
 user should hear about (drift changes, check-in alerts) through one :class:`AlertBatcher`.
+It takes typed collaborators (:class:`LifecycleDeps`, which ``AppContext`` satisfies) and
+reports upwards through one typed :class:`~hearthside.app.events.AppEvents` (the tray's shell,
+the headless front end), so it never reaches into another object's attributes.
 A failing step is reported as a sentence and the others still start: no watcher is better
 than no app, and a dead MCP server must not stop check-ins.
 
@@ -22,10 +25,22 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .alerts import AlertBatcher, DriftAlerts, Notice, QueuedNotifier
-from .notify import default_notifier
+from .events import AppEvents
+
+if TYPE_CHECKING:
+    from ..core.mcpconfig import ServerStatus
+    from .drift import DriftService
+    from .drift_types import DriftEvent
+    from .heartbeat import HeartbeatOutcome, HeartbeatService
+    from .mcp import McpService
+    from .notify import NotificationHistory
+    from .personas import PersonaService
+    from .plugins import PluginService
+    from .runtime import Runtime
+    from .settings import SettingsStore
 
 log = logging.getLogger(__name__)
 
@@ -49,28 +64,44 @@ class PersonaRow:
     last_reason: str = ""
 
 
-ShowFn = Callable[[Notice], bool]
-ErrorFn = Callable[[str], None]
+class LifecycleDeps(Protocol):
+    """The services the lifecycle starts and stops (``AppContext`` provides them, built on use)."""
 
+    @property
+    def settings(self) -> SettingsStore: ...
 
-def _default_show() -> ShowFn:
-    notifier = default_notifier()
-    return lambda notice: notifier.notify(notice.title, notice.body)
+    @property
+    def personas(self) -> PersonaService: ...
+
+    @property
+    def plugins(self) -> PluginService: ...
+
+    @property
+    def runtime(self) -> Runtime: ...
+
+    @property
+    def drift(self) -> DriftService: ...
+
+    @property
+    def heartbeat(self) -> HeartbeatService: ...
+
+    @property
+    def mcp(self) -> McpService: ...
+
+    @property
+    def notifications(self) -> NotificationHistory: ...
+
+    def built(self, name: str) -> bool:
+        """Whether the service ``name`` exists yet (stopping must not build one)."""
+        ...
 
 
 class Lifecycle:
-    """Starts and stops the app's services; the front end supplies how notices are shown."""
+    """Starts and stops the app's services; the front end's ``events`` hear what happens."""
 
-    def __init__(self, app: Any, show: ShowFn | None = None, on_error: ErrorFn | None = None,
-                 on_outcome: Callable[[Any], None] | None = None,
-                 on_drift: Callable[[Any], None] | None = None,
-                 on_mcp_status: Callable[[Any], None] | None = None) -> None:
+    def __init__(self, app: LifecycleDeps, events: AppEvents) -> None:
         self.app = app
-        self.show = show or _default_show()
-        self.on_error = on_error or (lambda msg: log.warning("%s", msg))
-        self.on_outcome = on_outcome
-        self.on_drift = on_drift
-        self.on_mcp_status = on_mcp_status
+        self.events = events
         self.batcher = AlertBatcher(self._deliver)
         self.drift_alerts = DriftAlerts(self.batcher)
         self.problems: list[str] = []
@@ -79,7 +110,7 @@ class Lifecycle:
         self._unsubscribe: Callable[[], None] | None = None
         self._mcp_future: concurrent.futures.Future[Any] | None = None
         self._stopped = False
-        self.last_outcome: dict[str, Any] = {}
+        self.last_outcome: dict[str, HeartbeatOutcome] = {}
 
     # --- start -------------------------------------------------------------------------
     def start(self) -> list[str]:
@@ -90,8 +121,7 @@ class Lifecycle:
         runtime.loop.call_soon_threadsafe(runtime.loop.set_exception_handler, self._loop_error)
         self._step("file watching is unavailable", self._start_drift)
         hb = app.heartbeat
-        hb.notifier = QueuedNotifier(self.batcher)
-        hb.listeners.append(self._outcome)
+        hb.attach(QueuedNotifier(self.batcher), self._outcome)
         # Check-ins are scheduled before MCP connects: connecting imports the MCP SDK on the
         # runtime loop, and the schedule must not wait behind it (the first tick is minutes away).
         names = self._step("check-ins were not scheduled", lambda: runtime.run(hb.start(), timeout=30))
@@ -108,25 +138,23 @@ class Lifecycle:
             msg = f"{what}: {exc or type(exc).__name__}"
             log.warning("%s", msg)
             self.problems.append(msg)
-            self.on_error(msg)
+            self.events.on_error(msg)
             return None
 
     def _start_drift(self) -> None:
         drift = self.app.drift
         drift.start()
 
-        def on_event(ev: Any) -> None:
+        def on_event(ev: DriftEvent) -> None:
             self.drift_alerts.on_event(ev)
-            if self.on_drift is not None:
-                self.on_drift(ev)
+            self.events.on_drift(ev)
 
         self._unsubscribe = drift.subscribe(on_event)
         self.drift_alerts.seed(drift.status())
 
     def _start_mcp(self) -> None:
         mcp = self.app.mcp
-        if self.on_mcp_status is not None:
-            mcp.on_status = self.on_mcp_status
+        mcp.on_status = self._mcp_status
         try:  # the explicit step: secrets typed into mcp.json reach the keyring before connecting
             mcp.migrate_secrets()  # logs what it did or could not do
         except Exception as exc:  # noqa: BLE001 - a busy lock must not keep the servers off
@@ -137,12 +165,15 @@ class Lifecycle:
         self._mcp_future = self.app.runtime.submit(mcp.connect_all())
         self._mcp_future.add_done_callback(self._mcp_done)
 
+    def _mcp_status(self, status: ServerStatus) -> None:
+        self.events.on_mcp_status(status)
+
     def _mcp_done(self, fut: concurrent.futures.Future[Any]) -> None:
         if fut.cancelled():
             return
         exc = fut.exception()
         if exc is not None and not self.stopping.is_set():
-            self.on_error(f"MCP servers were not connected: {exc}")
+            self.events.on_error(f"MCP servers were not connected: {exc}")
 
     def wait_for_mcp(self, timeout: float = CONNECT_WAIT) -> None:
         """Wait until the first connect of every MCP server finished (headless start, tests)."""
@@ -161,13 +192,12 @@ class Lifecycle:
         text = f"{msg}: {exc}" if exc is not None else str(msg)
         log.error("runtime: %s", text, exc_info=exc)
         if not self.stopping.is_set():
-            self.on_error(text)
+            self.events.on_error(text)
 
-    def _outcome(self, out: Any) -> None:
+    def _outcome(self, out: HeartbeatOutcome) -> None:
         if out.status != "skipped":
             self.last_outcome[out.persona] = out
-        if self.on_outcome is not None:
-            self.on_outcome(out)
+        self.events.on_outcome(out)
 
     def snapshot(self) -> list[PersonaRow]:
         """Every persona with its check-in and drift state (file reads: call off the Qt thread)."""
@@ -194,19 +224,17 @@ class Lifecycle:
                     history.append(a.persona or "your soul", a.text, "notified")
                 except Exception as exc:  # noqa: BLE001
                     log.warning("notification history not written: %s", exc)
-        self.show(notice)
+        self.events.show(notice)
 
     # --- intents -------------------------------------------------------------------------
-    def check_in_now(self, persona: str) -> concurrent.futures.Future[Any]:
-        fut: concurrent.futures.Future[Any] = self.app.runtime.submit(self.app.heartbeat.run(persona))
-        return fut
+    def check_in_now(self, persona: str) -> concurrent.futures.Future[HeartbeatOutcome]:
+        return self.app.runtime.submit(self.app.heartbeat.run(persona))
 
     def set_paused(self, persona: str, paused: bool) -> None:
         self.app.heartbeat.set_paused(persona, paused)
 
     def next_check_in(self, persona: str) -> datetime | None:
-        getter = getattr(self.app.heartbeat, "next_run", None)
-        return getter(persona) if callable(getter) else None
+        return self.app.heartbeat.next_run(persona)
 
     # --- stop ----------------------------------------------------------------------------
     def stop(self, budget: float = STOP_BUDGET) -> list[str]:
@@ -222,33 +250,32 @@ class Lifecycle:
             return max(0.1, (deadline - time.monotonic()) * share)
 
         self.batcher.close()
-        installer = getattr(getattr(self.app, "__dict__", {}).get("plugins"), "installer", None)
-        cancel = getattr(installer, "cancel_running", None)
-        if callable(cancel):
+        app = self.app
+        if app.built("plugins"):
             try:
-                cancel()
+                app.plugins.installer.cancel_running()
             except Exception as exc:  # noqa: BLE001
                 left.append(f"pack install: {exc}")
-        rt = self.app.__dict__.get("runtime")
+        rt = app.runtime if app.built("runtime") else None
         if rt is not None and not rt.loop.is_running():
             rt = None  # already stopped (another front end on the same app)
         if self._mcp_future is not None:
             self._mcp_future.cancel()
-        if rt is not None and "heartbeat" in self.app.__dict__:
+        if rt is not None and app.built("heartbeat"):
             try:
-                rt.run(self.app.heartbeat.stop(), timeout=remaining(0.4))
+                rt.run(app.heartbeat.stop(), timeout=remaining(0.4))
             except Exception as exc:  # noqa: BLE001
                 left.append(f"check-ins: {exc or type(exc).__name__}")
         if self._unsubscribe is not None:
             self._unsubscribe()
-        if "drift" in self.app.__dict__:
+        if app.built("drift"):
             try:
-                self.app.drift.stop()
+                app.drift.stop()
             except Exception as exc:  # noqa: BLE001
                 left.append(f"watchers: {exc}")
-        if rt is not None and "mcp" in self.app.__dict__:
+        if rt is not None and app.built("mcp"):
             try:
-                rt.run(self.app.mcp.close(), timeout=remaining(0.6))
+                rt.run(app.mcp.close(), timeout=remaining(0.6))
             except Exception as exc:  # noqa: BLE001
                 left.append(f"MCP sessions: {exc or type(exc).__name__}")
         if rt is not None:
@@ -258,7 +285,7 @@ class Lifecycle:
         return left
 
 
-def recover_settings(app: Any) -> str:
+def recover_settings(settings: SettingsStore) -> str:
     """At start: a settings.toml that cannot be read is moved aside and defaults are used.
 
     Returns a sentence for the user ("" when the settings were fine). Without this the broken
@@ -266,7 +293,6 @@ def recover_settings(app: Any) -> str:
     """
     from ..adapters.atomicfile import keep_backup
 
-    settings = app.settings
     settings.all()
     if not settings.error:
         return ""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from ..adapters.model_client import probe_get
 from ..core.agent import ModelError
@@ -20,9 +20,17 @@ from .model import (
     LOCAL_CANDIDATES,
     InsecureModelEndpoint,
     ModelNotConfigured,
+    ModelService,
     check_key_transport,
     normalize_base_url,
 )
+
+
+class ModelDeps(Protocol):
+    """What these helpers use of the app: its model service (``AppContext.model``)."""
+
+    @property
+    def model(self) -> ModelService: ...
 
 
 @dataclass(frozen=True)
@@ -179,7 +187,7 @@ def insecure_sentence(base_url: str) -> str:
             "unencrypted. Use the service's https:// address.")
 
 
-def configure_model(app: Any, base_url: str, model: str, api_key: str | None) -> str:
+def configure_model(app: ModelDeps, base_url: str, model: str, api_key: str | None) -> str:
     """Store the choice through the model service (settings + keyring) and return a sentence.
 
     ``api_key=None`` keeps a stored key; ``""`` removes it first (a local server one click
@@ -199,7 +207,7 @@ def configure_model(app: Any, base_url: str, model: str, api_key: str | None) ->
     return f"Personas now talk to {done.model} at {done.base_url}."
 
 
-def model_problem(app: Any) -> str:
+def model_problem(app: ModelDeps) -> str:
     """Why no model can be used right now ("" when one is configured)."""
     try:
         app.model.config()
@@ -210,7 +218,7 @@ def model_problem(app: Any) -> str:
     return ""
 
 
-def current_model(app: Any) -> str:
+def current_model(app: ModelDeps) -> str:
     """A sentence naming the model in use ("" when none is configured). The key is not shown."""
     try:
         choice = app.model.current()

@@ -4,15 +4,18 @@ A :class:`Notifier` shows one alert (title = persona, body = text). The log noti
 works; the desktop notifier speaks ``org.freedesktop.Notifications`` over the D-Bus session bus
 with ``jeepney`` when a bus exists (headless mode); the tray shows its own. The history is a
 JSON-lines file in the state dir, trimmed to the newest entries, written under a file lock so
-the tray, the CLI and headless mode can share it.
+the tray, the CLI and headless mode can share it. :class:`DesktopNotices` is the service a
+front end without a tray subscribes to: it shows a notice on the desktop and says when one of
+its notices is clicked (the UI never reaches the D-Bus adapter itself).
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
@@ -21,13 +24,14 @@ from typing import Any, Literal, Protocol, get_args
 
 from ..adapters.atomicfile import write_atomic
 from ..adapters.locks import lock_for
-from ..adapters.notifications import DesktopNotifier
+from ..adapters.notifications import ClickableNotifications, DesktopNotifier
 from ..core.boundedread import read_text_bounded
 from ..core.redact import redact
 from ..core.safeparse import loads_json
+from .alerts import Notice
 
-__all__ = ["DesktopNotifier", "FanoutNotifier", "HistoryEntry", "LogNotifier", "NotificationHistory",
-           "Notifier", "default_notifier"]
+__all__ = ["DesktopNotices", "DesktopNotifier", "FanoutNotifier", "HistoryEntry", "LogNotifier",
+           "NotificationHistory", "Notifier", "default_notifier"]
 
 log = logging.getLogger(__name__)
 
@@ -149,6 +153,82 @@ def default_notifier() -> Notifier:
     if DesktopNotifier.available():
         parts.append(DesktopNotifier())
     return FanoutNotifier(parts)
+
+
+class DesktopNotices:
+    """Desktop notifications that come back when clicked: for a front end without a tray.
+
+    It owns the D-Bus adapter (one connection on its own thread, which the notification spec
+    needs to hear clicks) and remembers which :class:`Notice` each notification it showed was,
+    so a subscriber is told ``on_click(notice)``, never a D-Bus id, and a click on another
+    application's notification reaches nobody. Subscribers are called on the adapter's thread.
+    """
+
+    #: How many shown notices are remembered for their clicks (the oldest are forgotten).
+    KEEP = 200
+
+    def __init__(self, timeout: float = 5.0) -> None:
+        self._adapter = ClickableNotifications(self._clicked, timeout)
+        self._shown: dict[int, Notice] = {}
+        self._listeners: list[Callable[[Notice], None]] = []
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def available() -> bool:
+        """Is there a session bus to try (the service itself may still not answer)?"""
+        return ClickableNotifications.available()
+
+    def start(self) -> bool:
+        """Connect; False when there is no bus (the caller shows notices in its own list)."""
+        return self._adapter.start()
+
+    def subscribe(self, on_click: Callable[[Notice], None]) -> Callable[[], None]:
+        """Call ``on_click(notice)`` when a notice this service showed is clicked; returns the
+        function that unsubscribes."""
+        with self._lock:
+            self._listeners.append(on_click)
+
+        def unsubscribe() -> None:
+            with self._lock:
+                if on_click in self._listeners:
+                    self._listeners.remove(on_click)
+
+        return unsubscribe
+
+    def show(self, notice: Notice) -> concurrent.futures.Future[int]:
+        """Show ``notice``; the future holds the notification's id, or the reason it was not
+        shown (no notification service answered)."""
+        fut = self._adapter.notify(notice.title, notice.body)
+        fut.add_done_callback(lambda done: self._sent(notice, done))
+        return fut
+
+    def shown(self) -> list[Notice]:
+        """The notices whose clicks are still recognised, oldest first."""
+        with self._lock:
+            return list(self._shown.values())
+
+    def stop(self) -> None:
+        self._adapter.stop()
+
+    def _sent(self, notice: Notice, fut: concurrent.futures.Future[int]) -> None:
+        if fut.cancelled() or fut.exception() is not None:
+            return
+        with self._lock:
+            self._shown[fut.result()] = notice
+            while len(self._shown) > self.KEEP:
+                self._shown.pop(next(iter(self._shown)))
+
+    def _clicked(self, nid: int) -> None:
+        with self._lock:
+            notice = self._shown.get(nid)
+            listeners = list(self._listeners)
+        if notice is None:  # a click on another app's notification is none of ours
+            return
+        for on_click in listeners:
+            try:
+                on_click(notice)
+            except Exception:  # a subscriber must not end the listener
+                log.exception("notification click subscriber failed")
 
 
 # -- the user's notification preferences (settings.toml [notifications]) -------------------------

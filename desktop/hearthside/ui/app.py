@@ -1,7 +1,9 @@
 """The running app: QApplication, single instance, the lifecycle, the tray and every window.
 
 :class:`Shell` is the window manager and the one place UI intents go (check in now, pause,
-open a folder, quit). It keeps a copy of the service state the tray shows (persona rows,
+open a folder, quit). It is also the tray's :class:`~hearthside.app.events.AppEvents`: the
+lifecycle calls it on service threads and each call only emits the bridge's signal, which
+the Qt thread handles. It keeps a copy of the service state the tray shows (persona rows,
 files waiting for review, errors) that is refreshed on a worker thread through the
 :class:`~hearthside.ui.bridge.Bridge`, so the menu is built from memory and the Qt thread never
 touches files, the keyring or the network.
@@ -24,17 +26,21 @@ from PySide6.QtCore import QObject, QTimer, QUrl, Signal
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QApplication, QInputDialog, QSystemTrayIcon, QWidget
 
-from ..adapters.notifications import ClickableNotifications
 from ..app.alerts import Notice
 from ..app.autostart import Autostart
 from ..app.context import AppContext
 from ..app.lifecycle import Lifecycle, PersonaRow, recover_settings
-from ..app.notify import notifications_allowed
+from ..app.notify import DesktopNotices, notifications_allowed
 from .bridge import Bridge
 from .dialogs import show_message
 from .icon import ERROR, NORMAL, PAUSED, REVIEW, hearth_icon
 
 if TYPE_CHECKING:
+    import concurrent.futures
+
+    from ..app.drift_types import DriftEvent
+    from ..app.heartbeat import HeartbeatOutcome
+    from ..core.mcpconfig import ServerStatus
     from .windows.chat import ChatWindow
     from .windows.review import ReviewWindow
     from .windows.welcome import WelcomeWindow
@@ -86,15 +92,15 @@ class Shell(QObject):
     """Holds the app's UI state and opens windows; the tray and the main window call it."""
 
     state_changed = Signal()
-    _dbus_sent = Signal(object, object)  # notice, notification id (or the error)
-    _dbus_clicked = Signal(int)
+    _dbus_failed = Signal(str)  # why a desktop notification was not shown
+    _dbus_clicked = Signal(Notice)
 
     def __init__(self, app: AppContext, bridge: Bridge | None = None, lifecycle: Lifecycle | None = None,
                  opener: Opener = open_with_desktop, autostart: Autostart | None = None) -> None:
         super().__init__()
         self.app = app
         self.bridge = bridge or Bridge(lambda: app.runtime)
-        self.lifecycle = lifecycle or Lifecycle(app, **self.bridge.service_hooks())
+        self.lifecycle = lifecycle or Lifecycle(app, self)
         self.opener = opener
         self.autostart = autostart or Autostart()
         self.autostart_on = False
@@ -109,9 +115,8 @@ class Shell(QObject):
         self.windows: dict[object, QWidget] = {}
         self.dialogs: list[QWidget] = []
         self.tray: Any = None  # TrayController, set when it is built
-        self.clickable: ClickableNotifications | None = None  # D-Bus notices, when no tray
-        self._dbus_ids: dict[int, Notice] = {}
-        self._dbus_sent.connect(self._on_dbus_sent)
+        self.clickable: DesktopNotices | None = None  # D-Bus notices, when no tray
+        self._dbus_failed.connect(self._on_dbus_failed)
         self._dbus_clicked.connect(self._on_dbus_clicked)  # a method, so Qt queues it to this thread
         self.exit: Callable[[], None] = _quit_qt  # leaves the event loop (tests replace it)
         b = self.bridge
@@ -126,10 +131,11 @@ class Shell(QObject):
     def start(self) -> None:
         """Start the services on a worker thread; the tray is already visible meanwhile."""
         def begin() -> tuple[str, list[str], bool]:
-            if (self.tray is None or self.tray.tray is None) and ClickableNotifications.available():
-                clickable = ClickableNotifications(self._dbus_clicked.emit)
+            if (self.tray is None or self.tray.tray is None) and DesktopNotices.available():
+                clickable = DesktopNotices()
+                clickable.subscribe(self._dbus_clicked.emit)
                 self.clickable = clickable if clickable.start() else None
-            told = recover_settings(self.app)
+            told = recover_settings(self.app.settings)
             problems = self.lifecycle.start()
             return told, problems, self.autostart.enabled()
 
@@ -186,11 +192,29 @@ class Shell(QObject):
             lines.append(f"Problem: {why}")
         return "\n".join(lines)
 
-    def _on_drift(self, _ev: object) -> None:
+    # --- AppEvents: called by the lifecycle on service threads; each only emits -------------
+    def on_drift(self, event: DriftEvent) -> None:
+        self.bridge.drift_event.emit(event)
+
+    def on_outcome(self, outcome: HeartbeatOutcome) -> None:
+        self.bridge.heartbeat_outcome.emit(outcome)
+
+    def on_mcp_status(self, status: ServerStatus) -> None:
+        self.bridge.mcp_status.emit(status)
+
+    def show(self, notice: Notice) -> None:
+        """Hand a notice to the Qt thread (:meth:`on_notice` decides how it is shown)."""
+        self.bridge.notification.emit(notice)
+
+    def on_error(self, message: str) -> None:
+        self.bridge.service_error.emit(message)
+
+    # --- the same events on the Qt thread ------------------------------------------------
+    def _on_drift(self, _ev: DriftEvent) -> None:
         self.state_changed.emit()  # the badge, at once (the rows follow)
         self.refresh()
 
-    def _on_outcome(self, out: Any) -> None:
+    def _on_outcome(self, out: HeartbeatOutcome) -> None:
         key = f"check-in {out.persona}"
         if out.status == "failed":
             self.errors[key] = f"the check-in of {out.persona} failed: {out.reason}"
@@ -198,10 +222,10 @@ class Shell(QObject):
             self.errors.pop(key, None)
         self.refresh()
 
-    def _on_mcp(self, status: Any) -> None:
-        key = f"mcp {getattr(status, 'name', '?')}"
-        if getattr(status, "state", "") == "failed" and not self.quitting:
-            self.errors[key] = f"MCP server {status.name}: {getattr(status, 'reason', '')}"
+    def _on_mcp(self, status: ServerStatus) -> None:
+        key = f"mcp {status.name}"
+        if status.state == "failed" and not self.quitting:
+            self.errors[key] = f"MCP server {status.name}: {status.reason}"
         else:
             self.errors.pop(key, None)
         self.state_changed.emit()
@@ -237,27 +261,25 @@ class Shell(QObject):
             self.delivery = "tray"
         elif self.clickable is not None:
             self.delivery = "dbus"
-            fut = self.clickable.notify(notice.title, notice.body)
-            fut.add_done_callback(lambda f: self._dbus_sent.emit(
-                notice, f.exception() if f.exception() is not None else f.result()))
+            self.clickable.show(notice).add_done_callback(self._after_dbus)
         else:
             self.delivery = "in-app"
         self.state_changed.emit()
 
-    def _on_dbus_clicked(self, nid: int) -> None:
-        notice = self._dbus_ids.get(nid)
-        if notice is not None:  # a click on another app's notification is none of ours
-            self.open_notice(notice)
+    def _on_dbus_clicked(self, notice: Notice) -> None:
+        self.open_notice(notice)  # the service tells only of clicks on notices it showed
 
-    def _on_dbus_sent(self, notice: Notice, nid: object) -> None:
-        if isinstance(nid, int):
-            self._dbus_ids[nid] = notice
-            while len(self._dbus_ids) > 200:
-                self._dbus_ids.pop(next(iter(self._dbus_ids)))
-        else:  # no notification service answered: the in-app list (the window says so)
-            log.info("desktop notification not shown: %s", nid)
-            self.delivery = "in-app"
-            self.state_changed.emit()
+    def _after_dbus(self, fut: concurrent.futures.Future[int]) -> None:
+        """Runs on the notification thread (or here, when it failed at once): report failure."""
+        exc = None if fut.cancelled() else fut.exception()
+        if fut.cancelled() or exc is not None:
+            self._dbus_failed.emit(str(exc) if exc is not None else "cancelled")
+
+    def _on_dbus_failed(self, why: str) -> None:
+        # no notification service answered: the in-app list (the window says so)
+        log.info("desktop notification not shown: %s", why)
+        self.delivery = "in-app"
+        self.state_changed.emit()
 
     def open_notice(self, notice: Notice | None) -> None:
         """A click on a notice: the chat with that alert, the review of that file, or the list."""
@@ -427,7 +449,7 @@ class Shell(QObject):
         return False
 
     def check_in_now(self, persona: str) -> None:
-        def done(out: Any) -> None:
+        def done(out: HeartbeatOutcome) -> None:
             if out.status == "failed":
                 self.dialogs.append(show_message(
                     f"Check-in of {persona} failed", f"{out.reason}\n\nCheck the model settings "

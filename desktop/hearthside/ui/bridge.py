@@ -7,6 +7,10 @@ to the receivers on the Qt thread (queued connection). Nothing in ``ui/`` does f
 or keyring I/O on the Qt thread: it hands the work to :meth:`Bridge.call` (blocking work on a
 worker thread) or :meth:`Bridge.call_async` (a coroutine on the app's runtime loop) and gets
 the result back as a signal.
+
+Both are generic: ``call(fn, done)`` with ``fn: () -> T`` takes ``done: (T) -> None``, so mypy
+checks that a window's callback expects what the work returns. Every result, failure and
+:meth:`Bridge.post` travels one queued signal, in order, as a typed :class:`_Delivery`.
 """
 
 from __future__ import annotations
@@ -15,28 +19,30 @@ import concurrent.futures
 import logging
 import threading
 from collections.abc import Callable, Coroutine
-from typing import TYPE_CHECKING, Any, TypedDict
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from PySide6.QtCore import QObject, Qt, Signal, Slot
 
+from ..app.alerts import Notice
+from ..app.drift_types import DriftEvent
+from ..app.heartbeat import HeartbeatOutcome
+from ..core.mcpconfig import ServerStatus
+
 if TYPE_CHECKING:
-    from ..app.alerts import Notice
     from ..app.runtime import Runtime
 
 log = logging.getLogger("hearthside.ui")
 
-Done = Callable[[Any], None]
+T = TypeVar("T")
 Failed = Callable[[BaseException], None]
 
 
-class ServiceHooks(TypedDict):
-    """The keyword arguments :class:`~hearthside.app.lifecycle.Lifecycle` takes from a bridge."""
+@dataclass(frozen=True)
+class _Delivery:
+    """One callback bound to its value, to run on the Qt thread (the queued signal's payload)."""
 
-    on_drift: Callable[[Any], None]
-    on_outcome: Callable[[Any], None]
-    on_mcp_status: Callable[[Any], None]
-    on_error: Callable[[str], None]
-    show: Callable[[Notice], bool]
+    run: Callable[[], None]
 
 
 class Bridge(QObject):
@@ -45,22 +51,22 @@ class Bridge(QObject):
     Signals (each carries the service's own value object):
 
     - ``drift_event(DriftEvent)``: a settled change of a watched file.
-    - ``heartbeat_outcome(object)``: a check-in finished (silent, notified, skipped or failed).
-    - ``notification(object)``: something the user should be told (the notifier decides how).
-    - ``mcp_status(object)``: an MCP server's status changed.
+    - ``heartbeat_outcome(HeartbeatOutcome)``: a check-in finished (silent, notified, skipped or failed).
+    - ``notification(Notice)``: something the user should be told (the notifier decides how).
+    - ``mcp_status(ServerStatus)``: an MCP server's status changed.
     - ``packs_changed()``: plugin packs were installed, removed, enabled or disabled.
     - ``service_error(str)``: a service failed on a background thread; one readable sentence.
     """
 
-    drift_event = Signal(object)
-    heartbeat_outcome = Signal(object)
-    notification = Signal(object)
-    mcp_status = Signal(object)
+    drift_event = Signal(DriftEvent)
+    heartbeat_outcome = Signal(HeartbeatOutcome)
+    notification = Signal(Notice)
+    mcp_status = Signal(ServerStatus)
     packs_changed = Signal()
     service_error = Signal(str)
 
-    # internal: a finished background call, delivered on the Qt thread
-    _finished = Signal(object, object, object)  # callback, value, is_error
+    # internal: a finished background call (or a post), delivered on the Qt thread
+    _finished = Signal(_Delivery)
 
     def __init__(self, runtime_provider: Callable[[], Runtime] | None = None,
                  parent: QObject | None = None, max_workers: int = 4) -> None:
@@ -75,37 +81,17 @@ class Bridge(QObject):
         self._finished.connect(self._deliver, Qt.ConnectionType.QueuedConnection)
         self._closed = threading.Event()
 
-    # --- service subscriptions -------------------------------------------------------------
-    def service_hooks(self) -> ServiceHooks:
-        """Callbacks for :class:`~hearthside.app.lifecycle.Lifecycle` (any thread -> signal).
-
-        The lifecycle subscribes them to the drift service, the heartbeat listeners, the MCP
-        status callback and the notice batcher; each one only emits, so a service thread never
-        waits for the UI.
-        """
-        return {
-            "on_drift": self.drift_event.emit,
-            "on_outcome": self.heartbeat_outcome.emit,
-            "on_mcp_status": self.mcp_status.emit,
-            "on_error": self.service_error.emit,
-            "show": self._show_notice,
-        }
-
-    def _show_notice(self, notice: Notice) -> bool:
-        """Hand a notice to the UI (the notifier shows it on the Qt thread); True: it is taken."""
-        self.notification.emit(notice)
-        return True
-
     # --- background work -------------------------------------------------------------------
-    def call(self, fn: Callable[[], Any], done: Done | None = None,
-             failed: Failed | None = None) -> concurrent.futures.Future[Any]:
-        """Run blocking ``fn`` on a worker thread; ``done``/``failed`` run on the Qt thread."""
+    def call(self, fn: Callable[[], T], done: Callable[[T], None] | None = None,
+             failed: Failed | None = None) -> concurrent.futures.Future[T]:
+        """Run blocking ``fn`` on a worker thread; ``done(result)``/``failed(exc)`` run on the
+        Qt thread."""
         future = self._pool.submit(fn)
         future.add_done_callback(lambda f: self._report(f, done, failed))
         return future
 
-    def call_async(self, make_coro: Callable[[], Coroutine[Any, Any, Any]], done: Done | None = None,
-                   failed: Failed | None = None) -> concurrent.futures.Future[Any]:
+    def call_async(self, make_coro: Callable[[], Coroutine[Any, Any, T]], done: Callable[[T], None] | None = None,
+                   failed: Failed | None = None) -> concurrent.futures.Future[T]:
         """Run a coroutine on the app's asyncio runtime; callbacks run on the Qt thread."""
         if self._runtime_provider is None:
             raise RuntimeError("this bridge has no runtime")
@@ -113,7 +99,7 @@ class Bridge(QObject):
         future.add_done_callback(lambda f: self._report(f, done, failed))
         return future
 
-    def _report(self, future: concurrent.futures.Future[Any], done: Done | None,
+    def _report(self, future: concurrent.futures.Future[T], done: Callable[[T], None] | None,
                 failed: Failed | None) -> None:
         if self._closed.is_set():
             return
@@ -122,14 +108,17 @@ class Bridge(QObject):
         exc = future.exception()
         if exc is not None:
             if failed is not None:
-                self._finished.emit(failed, exc, True)
+                self._queue(failed, exc)
             else:
                 log.warning("background work failed: %s", exc)
                 self.service_error.emit(str(exc) or type(exc).__name__)
         elif done is not None:
-            self._finished.emit(done, future.result(), False)
+            self._queue(done, future.result())
 
-    def post(self, callback: Callable[[Any], None], value: Any) -> bool:
+    def _queue(self, callback: Callable[[T], None], value: T) -> None:
+        self._finished.emit(_Delivery(lambda: callback(value)))
+
+    def post(self, callback: Callable[[T], None], value: T) -> bool:
         """Run ``callback(value)`` on the Qt thread; may be called from any thread. False when
         the bridge is closed (nothing will run).
 
@@ -138,13 +127,13 @@ class Bridge(QObject):
         ended is shown before the end is reported."""
         if self._closed.is_set():
             return False
-        self._finished.emit(callback, value, False)
+        self._queue(callback, value)
         return True
 
-    @Slot(object, object, object)
-    def _deliver(self, callback: Callable[[Any], None], value: Any, is_error: bool) -> None:
+    @Slot(_Delivery)
+    def _deliver(self, delivery: _Delivery) -> None:
         try:
-            callback(value)
+            delivery.run()
         except Exception as exc:  # a UI callback must not kill the event loop
             log.exception("UI callback failed")
             self.service_error.emit(str(exc) or type(exc).__name__)

@@ -42,12 +42,12 @@ class ChatWindow(QWidget):
 
     # emitted on the Qt thread for what the runtime thread posts through the bridge (in order)
     _piece = Signal(str)
-    _tool = Signal(object)
-    _ask = Signal(object, object)  # ApprovalRequest, asyncio.Future
+    _tool = Signal(ToolEvent)
+    _ask = Signal(ApprovalRequest, asyncio.Future)
     # for tests and the tray
     ready = Signal()  # a session is open (or could not be: see banner)
-    turn_finished = Signal(object)  # TurnOutcome
-    approval_shown = Signal(object)  # ApprovalRequest
+    turn_finished = Signal(TurnOutcome)
+    approval_shown = Signal(ApprovalRequest)
 
     def __init__(self, app: AppContext, bridge: Bridge, persona: str, alert: str | None = None) -> None:
         super().__init__()

@@ -64,8 +64,8 @@ class WelcomeWindow(QWidget):
 
     finished = Signal()
     persona_created = Signal(str)  # the new persona's name
-    found_local = Signal(object)  # the local servers found, a list (scripts/window_screenshots.py)
-    tested = Signal(object)  # a CheckResult
+    found_local = Signal(list)  # the local servers found, md.FoundServer each (scripts/window_screenshots.py)
+    tested = Signal(md.CheckResult)
     model_saved = Signal(str)
 
     def __init__(self, app: AppContext, bridge: Bridge, start_at: str = "persona") -> None:
