@@ -27,9 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from fakemodel import FakeModel, wait_for
-from personas import make_persona
-
 from hearthside.core.tools import ToolEnv
+from personas import make_persona
 
 #: The pattern of issue 18 hole 4: RE2 cannot use its DFA for it and falls back to a
 #: simulation that costs pattern size x line length (minutes over 1 MiB).
@@ -285,7 +284,7 @@ def test_ctrl_c_during_a_hopeless_grep_ends_chat_promptly(app_context, tmp_path:
             workers = _children(proc.pid)
             proc.send_signal(signal.SIGINT)
             t0 = time.monotonic()
-            out, err = proc.communicate(timeout=60)
+            _, err = proc.communicate(timeout=60)
             took = time.monotonic() - t0
         finally:
             if proc.poll() is None:

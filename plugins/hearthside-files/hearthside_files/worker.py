@@ -62,7 +62,7 @@ def serve(tools: dict[str, Any], req: dict[str, Any]) -> dict[str, Any]:
     from .budget import Budget
     from .tools import LEDGER, outcome
 
-    tool = tools.get(req.get("tool"))
+    tool = tools.get(str(req.get("tool")))
     if tool is None:
         return {"content": f"{req.get('tool')!r} is not a tool this worker runs", "is_error": True, "ledger": {}}
     env = ToolEnv(workspace=req["root"])
