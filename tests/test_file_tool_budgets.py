@@ -294,3 +294,20 @@ def test_ctrl_c_during_a_hopeless_grep_ends_chat_promptly(app_context, tmp_path:
     assert took < 15, f"chat lived on {took:.0f} s after Ctrl-C"
     assert len(fm.requests) == 1  # the interrupted Grep's result never went to the model
     assert wait_for(lambda: all(_gone(pid) for pid in workers), 10), "a file-tool worker outlived chat"
+
+
+def test_exit_never_waits_for_blocking_work_the_runtime_handed_off() -> None:
+    """Any tool's ``asyncio.to_thread`` work (memory, search, a pack's) runs on daemon threads:
+    one stuck for ten minutes does not keep the process from ending (Python joins the default
+    executor's threads at exit)."""
+    code = textwrap.dedent('''
+        import asyncio, time
+        from hearthside.app.runtime import Runtime
+
+        rt = Runtime()
+        rt.submit(asyncio.to_thread(time.sleep, 600))
+        rt.run(asyncio.sleep(0.2))
+        print("leaving")
+    ''')
+    proc = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and proc.stdout == "leaving\n", proc.stderr
