@@ -47,15 +47,14 @@ class LazyGroup(click.Group):
         return super().get_command(ctx, cmd_name)
 
     def invoke(self, ctx: click.Context) -> Any:
-        """Run the command; a settings change or a lock file that cannot be used is a handled
-        one-line failure (exit 1) in every command, not a traceback: many commands change
-        settings, and every change takes ``settings.toml.lock``."""
-        from ..adapters.locks import LockUnusable
+        """Run the command; a settings change that cannot be made (its lock file busy or not a
+        regular file) is a handled one-line failure (exit 1) in every command, not a traceback:
+        many commands change settings, and every change takes ``settings.toml.lock``."""
         from ..app.settings import SettingsError
 
         try:
             return super().invoke(ctx)
-        except (SettingsError, LockUnusable) as exc:
+        except SettingsError as exc:
             from .common import HandledError
 
             raise HandledError(str(exc)) from exc
