@@ -4,12 +4,20 @@ On the old code Grep ran Python's backtracking ``re`` on the loop thread, so ``(
 41-character line blocked every coroutine (heartbeats, MCP, the chat) for hours, and a Glob of
 ``**/**/**/**/*.x`` over 4,094 folders for minutes. The scenario runs in a child process with a
 timeout, so the old code fails the test instead of hanging the suite.
+
+Issue 18 hole 4: RE2 is linear in the text, not in the pattern. ``a`` + ``[^c]{999}`` x 20 +
+``c`` over a 1 MiB line had not finished after 240 s with a 3 s budget (the budget was checked
+between lines only), and Ctrl-C printed "[cancelled]" while ``hearthside chat`` lived on,
+joining the stuck thread at exit. Read, Glob and Grep now run in a worker process killed at the
+deadline or on cancel, and no thread of theirs is waited for at exit.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -18,7 +26,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from fakemodel import FakeModel, wait_for
 from hearthside.core.tools import ToolEnv
+from personas import make_persona
+
+#: The pattern of issue 18 hole 4: RE2 cannot use its DFA for it and falls back to a
+#: simulation that costs pattern size x line length (minutes over 1 MiB).
+SLOW_PATTERN = "a" + "[^c]{999}" * 20 + "c"
 
 SCENARIO = textwrap.dedent('''
     import asyncio, json, sys, time
@@ -159,3 +173,141 @@ def test_file_tools_still_work_in_process(tmp_path: Path) -> None:
     assert call("Glob", pattern="*.txt") == "b.txt"
     assert call("Glob", pattern="notes/[!x]*") == "notes/a.md"
     assert call("Grep", pattern="beta", ignore_case=True).splitlines() == ["b.txt:1: Beta", "notes/a.md:2: beta"]
+
+
+def _one_long_line(ws: Path) -> None:
+    (ws / "long.txt").write_text("a" * (1024 * 1024 - 1) + "\n")
+
+
+def test_a_pattern_re2_needs_minutes_for_is_stopped_at_the_time_budget(tmp_path: Path) -> None:
+    _one_long_line(tmp_path)
+    got = scenario(tmp_path, "Grep", {"pattern": SLOW_PATTERN}, {"files.time_budget_seconds": 3})
+    assert got["error"] and "stopped after 3 seconds, its time budget" in got["content"], got
+    assert got["elapsed"] < 3 + 10, got  # the promise (budget + a margin), not the machine's speed
+    assert got["max_gap"] < 0.5, got
+
+
+def test_a_worker_process_killed_at_its_deadline_is_replaced_for_the_next_call(tmp_path: Path) -> None:
+    """After a kill the tools keep working, and what Read recorded still reaches the ledger."""
+    _one_long_line(tmp_path)
+    (tmp_path / "n.md").write_text("beta\n")
+    code = textwrap.dedent('''
+        import asyncio, json, sys
+        from hearthside.core.tools import ToolEnv
+        from hearthside_files.tools import make_tools
+
+        class Settings(dict):
+            def get(self, k, d=None):
+                return super().get(k, d)
+
+        async def main(ws, slow):
+            tools = {t.name: t for t in make_tools(Settings({"files.time_budget_seconds": 1}))}
+            env = ToolEnv(workspace=ws)
+            first = await tools["Grep"].execute({"pattern": slow, "glob": "long.txt"}, env)
+            second = await tools["Grep"].execute({"pattern": "beta"}, env)
+            read = await tools["Read"].execute({"path": "n.md"}, env)
+            print(json.dumps([first.content, second.content, read.is_error,
+                              sorted(env.services.get("files.read_versions", {}))]))
+
+        asyncio.run(main(sys.argv[1], sys.argv[2]))
+    ''')
+    proc = subprocess.run([sys.executable, "-c", code, str(tmp_path), SLOW_PATTERN], check=False,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    first, second, read_failed, ledger = json.loads(proc.stdout)
+    assert "time budget" in first and second == "n.md:1: beta" and not read_failed, proc.stdout
+    assert ledger == [str((tmp_path / "n.md").resolve())]
+
+
+def _cpu_seconds(pid: int) -> float:
+    """CPU time used so far by ``pid`` and its children (utime + stime from /proc)."""
+    total = 0.0
+    tick = os.sysconf("SC_CLK_TCK")
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(entry.name) == pid or int(fields[1]) == pid:
+            total += (int(fields[11]) + int(fields[12])) / tick
+    return total
+
+
+def _children(pid: int) -> set[int]:
+    out = set()
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                out.add(int(entry.name))
+        except OSError:
+            continue
+    return out
+
+
+def _gone(pid: int) -> bool:
+    try:
+        return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+def test_ctrl_c_during_a_hopeless_grep_ends_chat_promptly(app_context, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A real ``hearthside chat``: the model asks for the slow Grep (with a budget far longer
+    than the test), Ctrl-C arrives while it runs, and the process ends within seconds, its
+    worker with it."""
+    make_persona(app_context)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    _one_long_line(ws)
+    app_context.settings.set("files.workspace", str(ws))
+    app_context.settings.set("files.time_budget_seconds", 600)
+    grep = json.dumps({"pattern": SLOW_PATTERN})
+    with FakeModel([{"tool_calls": [("Grep", grep)]}, {"text": "done"}]) as fm:
+        # As in a terminal: Ctrl-C is not ignored even when the suite runs in the background.
+        ignored = signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+        if ignored:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+        try:
+            proc = subprocess.Popen([sys.executable, "-m", "hearthside", "chat", "juniper", "find it"],
+                                    env={**os.environ, **fm.env(), "HEARTHSIDE_MODEL_API_KEY": "k"},
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        finally:
+            if ignored:
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            assert wait_for(lambda: fm.requests and fm.active == 0, 60)
+            start = _cpu_seconds(proc.pid)
+            # The Grep is running once the process (or its worker) has burnt two CPU seconds.
+            assert wait_for(lambda: _cpu_seconds(proc.pid) - start > 2, 60), "the Grep never ran"
+            workers = _children(proc.pid)
+            proc.send_signal(signal.SIGINT)
+            t0 = time.monotonic()
+            _, err = proc.communicate(timeout=60)
+            took = time.monotonic() - t0
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(10)
+    assert "cancelled" in err and "Traceback" not in err, err
+    assert took < 15, f"chat lived on {took:.0f} s after Ctrl-C"
+    assert len(fm.requests) == 1  # the interrupted Grep's result never went to the model
+    assert wait_for(lambda: all(_gone(pid) for pid in workers), 10), "a file-tool worker outlived chat"
+
+
+def test_exit_never_waits_for_blocking_work_the_runtime_handed_off() -> None:
+    """Any tool's ``asyncio.to_thread`` work (memory, search, a pack's) runs on daemon threads:
+    one stuck for ten minutes does not keep the process from ending (Python joins the default
+    executor's threads at exit)."""
+    code = textwrap.dedent('''
+        import asyncio, time
+        from hearthside.app.runtime import Runtime
+
+        rt = Runtime()
+        rt.submit(asyncio.to_thread(time.sleep, 600))
+        rt.run(asyncio.sleep(0.2))
+        print("leaving")
+    ''')
+    proc = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and proc.stdout == "leaving\n", proc.stderr

@@ -14,11 +14,13 @@ from __future__ import annotations
 import json
 import os
 import signal
+import stat
 import subprocess
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fakemodel import FakeModel
@@ -246,3 +248,63 @@ def test_headless_starts_and_stops_promptly_on_sigterm_with_a_fifo_in_place(app_
             proc.wait(10)
     assert proc.returncode == 0, err
     assert "Traceback" not in err
+
+
+# --- issue 18 hole 9: the log file and the lock files as FIFOs ---------------------------------
+
+def _lock_paths(app: Any) -> dict[str, Path]:
+    """Every lock file Hearthside takes (``lock_for`` / ``open_lock_fd`` callers)."""
+    p = app.paths
+    return {
+        "settings": p.settings_file.with_name(p.settings_file.name + ".lock"),
+        "mcp": Path(str(p.mcp_file) + ".lock"),
+        "memory write": _memory_file(app).with_name("memory.lock"),
+        "memory read": _memory_file(app).with_name("memory.lock"),
+        "heartbeat": p.state_dir / "heartbeat" / "juniper.lock",
+        "notification history": Path(str(p.history_file) + ".lock"),
+        "install": p.packs_dir / "install.lock",
+    }
+
+
+#: A command that takes each lock, and its exit code when the lock cannot be had.
+LOCK_COMMANDS: dict[str, tuple[tuple[str, ...], int]] = {
+    "settings": (("model", "use", "http://127.0.0.1:9/v1", "m"), 1),
+    "mcp": (("mcp", "add", "gh", "--url", "http://127.0.0.1:9/mcp"), 1),
+    "memory write": (("memory", "remember", "--persona", "juniper", "k", "v"), 1),
+    "memory read": (("memory", "list", "--persona", "juniper"), 1),
+    "heartbeat": (("heartbeat", "run", "juniper"), 1),
+    # The check-in itself goes out; only its record in the history is lost, with a warning.
+    "notification history": (("heartbeat", "run", "juniper"), 0),
+    "install": (("plugins", "uninstall", "nothing-here"), 1),
+}
+
+
+@pytest.mark.parametrize("which", sorted(LOCK_COMMANDS))
+def test_a_lock_file_that_is_a_fifo_is_refused_with_a_sentence_naming_it(run_cli, app_context, model, which: str) -> None:  # type: ignore[no-untyped-def]
+    make_persona(app_context)
+    lock = _lock_paths(app_context)[which]
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(lock)
+    args, code = LOCK_COMMANDS[which]
+    out = run_cli(*args, env=model, timeout=60)
+    _ok(out)
+    assert out.returncode == code, (out.stdout, out.stderr)
+    said = [line for line in (out.stdout + out.stderr).splitlines() if str(lock) in line]
+    assert said and "is a FIFO (named pipe), not a regular file" in said[0], (out.stdout, out.stderr)
+    assert os.path.lexists(lock) and stat.S_ISFIFO(os.lstat(lock).st_mode)  # nothing of the user's is touched
+
+
+def test_a_log_file_that_is_a_fifo_does_not_hang_a_command(run_cli_process, app_context) -> None:  # type: ignore[no-untyped-def]
+    """A real process: ``open`` of a FIFO for writing waits for a reader forever, and every
+    command opens the log first."""
+    make_persona(app_context)
+    log = app_context.paths.log_dir / "hearthside.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(log)
+    out = run_cli_process("persona", "list", timeout=60)
+    _ok(out)
+    assert out.returncode == 0 and "juniper" in out.stdout, out.stderr
+    warnings = [line for line in out.stderr.splitlines() if "log" in line]
+    assert len(warnings) == 1 and "hearthside.log is a FIFO or socket, not a regular file" in warnings[0], out.stderr
+    assert "logging to the terminal only" in warnings[0]
+    assert stat.S_ISFIFO(os.lstat(log).st_mode)

@@ -32,10 +32,11 @@ from ..core.memory.model import (
     MemoryDocument,
     MemoryEntry,
     MemoryRecord,
+    MemoryStoreError,
 )
 from ..core.safeparse import loads_json
 from .atomicfile import keep_backup, write_atomic
-from .locks import LockBusy, lock_for
+from .locks import LockBusy, LockUnusable, lock_for, open_lock_fd
 
 try:  # flock exists on Linux and macOS; elsewhere reads rely on the atomic rename alone.
     import fcntl
@@ -76,6 +77,8 @@ class JsonMemoryStore:
                 f"another Hearthside process has held the memory lock {self.lock_path} for more "
                 f"than {self.lock_timeout:g} s; try again, or close the other process."
             ) from exc
+        except LockUnusable as exc:
+            raise MemoryStoreError(f"{str(exc)[:1].upper()}{str(exc)[1:]}.") from None
         try:
             yield
         finally:
@@ -86,7 +89,10 @@ class JsonMemoryStore:
         if fcntl is None or not self.directory.exists():
             yield
             return
-        fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fd = open_lock_fd(self.lock_path)
+        except LockUnusable as exc:
+            raise MemoryStoreError(f"{str(exc)[:1].upper()}{str(exc)[1:]}.") from None
         try:
             deadline = time.monotonic() + self.lock_timeout
             while True:

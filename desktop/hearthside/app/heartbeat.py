@@ -20,7 +20,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from ..adapters.locks import LockBusy, lock_for
+from ..adapters.locks import LockBusy, LockUnusable, lock_for
 from ..core.agent import Agent, ChatModel, ModelError
 from ..core.compose import read_persona_file
 from ..core.heartbeat import (
@@ -220,6 +220,8 @@ class HeartbeatService:
             except LockBusy:
                 return self._done(HeartbeatOutcome(
                     persona, "skipped", f"a heartbeat for {persona} is already running in another process"))
+            except LockUnusable as exc:
+                return self._done(HeartbeatOutcome(persona, "failed", str(exc)))
             try:
                 return self._done(await self._run_locked(persona, scheduled))
             finally:

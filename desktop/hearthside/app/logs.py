@@ -11,9 +11,11 @@ argument, not in the format string.
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import logging.handlers
 import os
+import stat
 import sys
 import threading
 import traceback
@@ -122,13 +124,44 @@ def _thread_excepthook(args: threading.ExceptHookArgs) -> None:
 
 
 class PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
-    """A rotating log file readable only by the user, including the files rotation creates."""
+    """A rotating log file readable only by the user, including the files rotation creates.
+
+    The file is opened non-blocking and must be a regular file: a plain ``open`` of a FIFO for
+    writing waits for a reader forever, so ``hearthside.log`` as a FIFO hung every command, and
+    a device or socket is no log either. Such a file raises :class:`OSError` with a sentence,
+    and :func:`setup_logging` logs to the terminal only.
+    """
 
     def _open(self):  # type: ignore[no-untyped-def]
-        stream = super()._open()
-        with contextlib.suppress(OSError):
-            os.chmod(self.baseFilename, 0o600)
-        return stream
+        name = os.path.basename(self.baseFilename)
+        try:
+            fd = os.open(self.baseFilename, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC,
+                         0o600)
+        except OSError as exc:
+            if exc.errno == errno.ENXIO:  # a FIFO nobody reads (or a socket)
+                raise OSError(exc.errno, f"{name} is a FIFO or socket, not a regular file") from None
+            raise
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise OSError(errno.EINVAL, f"{name} is {_kind(st.st_mode)}, not a regular file")
+            os.set_blocking(fd, True)
+            with contextlib.suppress(OSError):
+                os.fchmod(fd, 0o600)
+            return os.fdopen(fd, "a", encoding=self.encoding, errors=self.errors)
+        except BaseException:
+            os.close(fd)
+            raise
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "a socket" if stat.S_ISSOCK(mode) else "not a file"
 
 
 class HasPaths(Protocol):

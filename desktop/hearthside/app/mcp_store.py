@@ -221,7 +221,7 @@ class McpConfigStore:
         """Hold ``mcp.json.lock`` while reading, changing and writing the config, so the tray
         and a CLI command changing servers at the same time cannot lose each other's change.
         Re-entrant within this process."""
-        from ..adapters.locks import LockBusy, lock_for
+        from ..adapters.locks import LockBusy, LockUnusable, lock_for
 
         ensure_dir(self.paths.config_dir)
         lock = lock_for(str(self.paths.mcp_file) + ".lock")
@@ -232,6 +232,8 @@ class McpConfigStore:
                 f"another Hearthside process is changing {self.paths.mcp_file} (lock "
                 f"{exc.lock_file}); try again in a moment"
             ) from None
+        except LockUnusable as exc:
+            raise McpConfigError(str(exc)) from None
         try:
             yield
         finally:

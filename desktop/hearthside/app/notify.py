@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol, get_args
 
 from ..adapters.atomicfile import write_atomic
-from ..adapters.locks import lock_for
+from ..adapters.locks import LockUnusable, lock_for
 from ..adapters.notifications import ClickableNotifications, DesktopNotifier
 from ..core.boundedread import read_text_bounded
 from ..core.redact import redact
@@ -129,10 +129,13 @@ class NotificationHistory:
         when = when or datetime.now(UTC)
         # The same redaction as the log: a check-in reply may echo a known secret.
         entry = HistoryEntry(persona, when.isoformat(), redact(text), status)
-        with self._mutex, self._lock():
-            kept = self.entries()[-(self.max_entries - 1):] if self.max_entries > 1 else []
-            kept.append(entry)
-            write_atomic(self.path, "".join(json.dumps(asdict(e), ensure_ascii=False) + "\n" for e in kept))
+        try:
+            with self._mutex, self._lock():
+                kept = self.entries()[-(self.max_entries - 1):] if self.max_entries > 1 else []
+                kept.append(entry)
+                write_atomic(self.path, "".join(json.dumps(asdict(e), ensure_ascii=False) + "\n" for e in kept))
+        except LockUnusable as exc:  # the alert itself still goes out; only its record is lost
+            log.warning("Notification history not written: %s.", exc)
         return entry
 
     def notified(self) -> list[tuple[str, str, datetime]]:

@@ -21,7 +21,7 @@ from typing import Any
 import tomli_w
 
 from ..adapters.atomicfile import keep_backup, write_atomic
-from ..adapters.locks import LockBusy, lock_for
+from ..adapters.locks import LockBusy, LockUnusable, lock_for
 from ..core.boundedread import read_bounded
 from ..core.safeparse import loads_toml
 
@@ -156,6 +156,8 @@ class SettingsStore:
                     f"another Hearthside process is changing {self.path} (lock {exc.lock_file}); "
                     "nothing was changed, try again in a moment"
                 ) from None
+            except LockUnusable as exc:
+                raise SettingsError(f"{exc}; nothing was changed") from None
             try:
                 self.reload()
                 data = copy.deepcopy(self._load())

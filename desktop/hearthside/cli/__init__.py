@@ -46,6 +46,19 @@ class LazyGroup(click.Group):
                 raise
         return super().get_command(ctx, cmd_name)
 
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the command; a settings change that cannot be made (its lock file busy or not a
+        regular file) is a handled one-line failure (exit 1) in every command, not a traceback:
+        many commands change settings, and every change takes ``settings.toml.lock``."""
+        from ..app.settings import SettingsError
+
+        try:
+            return super().invoke(ctx)
+        except SettingsError as exc:
+            from .common import HandledError
+
+            raise HandledError(str(exc)) from exc
+
 
 @click.group(cls=LazyGroup, invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="hearthside", message="%(prog)s %(version)s")

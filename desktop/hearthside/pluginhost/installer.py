@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ..adapters.atomicfile import write_atomic
-from ..adapters.locks import LockBusy, PathLock, lock_for
+from ..adapters.locks import LockBusy, LockUnusable, PathLock, lock_for
 from ..core.boundedread import read_text_bounded
 from ..core.redact import MASK, is_secret_name, register_secret
 from ..core.safeparse import loads_json
@@ -269,6 +269,8 @@ class PackInstaller:
                 f"{self.lock_file}). Wait for it to finish and try again"
                 + (f", {self.busy_hint}." if self.busy_hint else ".")
             ) from None
+        except LockUnusable as exc:
+            raise InstallError(f"{str(exc)[:1].upper()}{str(exc)[1:]}.") from None
         except OSError as exc:
             raise InstallError(
                 f"The packs folder {self.env.root} cannot be used ({exc.strerror or exc}); "

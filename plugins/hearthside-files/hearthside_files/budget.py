@@ -1,10 +1,15 @@
 """Time, size and cancellation budgets for the file tools, and running them off the event loop.
 
-A model can ask for work that never ends (a Glob over thousands of folders, a regex that
-backtracks). The tools run in a worker thread so the shared asyncio loop (heartbeats, MCP, the
-chat) keeps going, and the work checks a :class:`Budget` as it goes: past its deadline, past
-its entry or byte allowance, or once the caller was cancelled (Ctrl-C, Stop), it stops with
-a sentence instead of running on.
+A model can ask for work that never ends (a Glob over thousands of folders, a pattern RE2
+needs minutes for). The tools run off the loop so the shared asyncio loop (heartbeats, MCP,
+the chat) keeps going, and the work checks a :class:`Budget` as it goes: past its deadline,
+past its entry or byte allowance, or once the caller was cancelled (Ctrl-C, Stop), it stops
+with a sentence instead of running on. The checks come between files and lines; what one
+check cannot interrupt (one long match) is bounded by running Read, Glob and Grep in a worker
+process killed at the deadline (:mod:`.isolate`).
+
+The waiting is done on a *daemon* thread per call, never a ``ThreadPoolExecutor``: Python
+joins an executor's threads at exit, so one stuck call kept Hearthside alive after Ctrl-C.
 """
 
 from __future__ import annotations
@@ -13,7 +18,6 @@ import asyncio
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -21,7 +25,6 @@ DEFAULT_SECONDS = 10.0
 DEFAULT_ENTRIES = 200_000
 DEFAULT_BYTES = 64 * 1024 * 1024
 
-_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="hearthside-files")
 _T = TypeVar("_T")
 
 
@@ -45,8 +48,10 @@ class Budget:
         if self.cancelled.is_set():
             raise BudgetExceeded("stopped: the call was cancelled")
         if time.monotonic() - self.started > self.seconds:
-            raise BudgetExceeded(f"stopped after {self.seconds:g} seconds, its time budget; "
-                                 "narrow the pattern or the folder")
+            raise BudgetExceeded(self.overtime_sentence())
+
+    def overtime_sentence(self) -> str:
+        return f"stopped after {self.seconds:g} seconds, its time budget; narrow the pattern or the folder"
 
     def tick(self, n: int = 1) -> None:
         self.used_entries += n
@@ -77,10 +82,31 @@ def budget_from(settings: Any) -> Budget:
 
 
 async def off_loop(work: Callable[[Budget], _T], budget: Budget) -> _T:
-    """Run ``work(budget)`` in a worker thread; cancelling the caller cancels the budget, so the
-    worker stops at its next check rather than running on unseen."""
+    """Run ``work(budget)`` on a daemon thread of its own; cancelling the caller cancels the
+    budget, so the work stops at its next check (a worker process is killed at once) rather
+    than running on unseen. Exit never waits for the thread."""
     loop = asyncio.get_running_loop()
-    fut = loop.run_in_executor(_POOL, work, budget)
+    fut: asyncio.Future[_T] = loop.create_future()
+
+    def settle(ok: bool, value: Any) -> None:
+        if fut.done():
+            return
+        if ok:
+            fut.set_result(value)
+        else:
+            fut.set_exception(value)
+
+    def run() -> None:
+        try:
+            outcome: tuple[bool, Any] = (True, work(budget))
+        except BaseException as exc:  # noqa: BLE001 - handed to the awaiting task
+            outcome = (False, exc)
+        try:
+            loop.call_soon_threadsafe(settle, *outcome)
+        except RuntimeError:  # the loop closed meanwhile: nobody is waiting any more
+            pass
+
+    threading.Thread(target=run, name="hearthside-files-call", daemon=True).start()
     try:
         return await fut
     except asyncio.CancelledError:

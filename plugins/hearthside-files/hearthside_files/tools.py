@@ -1,10 +1,13 @@
 """The five file tools. Each resolves the workspace per call from the session environment.
 
-Every call runs in a worker thread under a :class:`~.budget.Budget` (time, entries, bytes,
+Every call runs off the event loop under a :class:`~.budget.Budget` (time, entries, bytes,
 cancellation), so a huge folder or a hostile pattern never blocks the shared event loop. Glob
-and Grep match with RE2 (``google-re2``), whose running time is linear in the text, so no
-pattern can backtrack for hours; patterns RE2 does not support (back-references, look-around)
-are refused with a sentence. Writes go through the workspace, which asks the write guard.
+and Grep match with RE2 (``google-re2``), which never backtracks; patterns RE2 does not
+support (back-references, look-around) are refused with a sentence. RE2's time still grows
+with the pattern's size times the line's length, so the read-only tools (Read, Glob, Grep) run
+in a worker process that is killed at the deadline (:mod:`.isolate`): the time budget holds
+for real. Edit and Write stay in this process, next to the session's write guard, which every
+write asks; their work is bounded by the 1 MiB file limit.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from typing import Any, ClassVar
 
 from hearthside.plugin import CallTarget, ToolEnv, ToolResult, ToolSpec
 
+from . import isolate
 from .budget import Budget, BudgetExceeded, budget_from, off_loop
 from .workspace import MAX_FILE_BYTES, Workspace, WorkspaceError
 
@@ -85,18 +89,40 @@ class _FileTool:
         return led
 
     async def execute(self, args: Mapping[str, Any], env: ToolEnv) -> ToolResult:
-        def work(budget: Budget) -> ToolResult:
+        budget = budget_from(self.settings)
+        if not self.read_only:
+            return await off_loop(lambda b: outcome(self, args, env, b), budget)
+        try:
+            root = str(self.workspace(env).root)
+        except WorkspaceError as exc:
+            return ToolResult.error(str(exc))
+
+        def work(b: Budget) -> ToolResult:
             try:
-                return self.run(args, env, budget)
+                reply = isolate.call(self.name, dict(args), root, b)
             except BudgetExceeded as exc:
                 return ToolResult.error(f"{self.name} {exc}.")
-            except WorkspaceError as exc:
-                return ToolResult.error(str(exc))
+            except isolate.WorkerFailed as exc:
+                return ToolResult.error(f"{self.name} stopped: {exc}.")
+            ledger = reply.get("ledger")
+            if isinstance(ledger, dict):
+                self.ledger(env).update({str(k): str(v) for k, v in ledger.items()})
+            return ToolResult(str(reply.get("content", "")), bool(reply.get("is_error")))
 
-        return await off_loop(work, budget_from(self.settings))
+        return await off_loop(work, budget)
 
     def run(self, args: Mapping[str, Any], env: ToolEnv, budget: Budget) -> ToolResult:  # pragma: no cover
         raise NotImplementedError
+
+
+def outcome(tool: _FileTool, args: Mapping[str, Any], env: ToolEnv, budget: Budget) -> ToolResult:
+    """Run one call of ``tool`` here and now; a refusal or an exhausted budget is its sentence."""
+    try:
+        return tool.run(args, env, budget)
+    except BudgetExceeded as exc:
+        return ToolResult.error(f"{tool.name} {exc}.")
+    except WorkspaceError as exc:
+        return ToolResult.error(str(exc))
 
 
 def _text(data: bytes, rel: str) -> str:
