@@ -102,12 +102,12 @@ class McpConnections:
                 f"server {server!r} asked for the secret {ref!r}, which is not its own; it was not read")
         return self._secrets_factory().get(ref)
 
-    def _connection(self, cfg: ServerConfig, reconnect: bool = True) -> Any:
+    def _connection(self, cfg: ServerConfig, reconnect: bool = True, report: bool = True) -> Any:
         from ..adapters.mcp_client import McpConnection
 
         return McpConnection(cfg, functools.partial(self._resolve_own, cfg.name), reconnect=reconnect,
-                             ping_interval=self.ping_interval,
-                             backoff=self.backoff, on_status=self._status_changed)
+                             ping_interval=self.ping_interval, backoff=self.backoff,
+                             on_status=self._status_changed if report else None)
 
     def _status_changed(self, status: ServerStatus) -> None:
         if self.on_status is not None:
@@ -162,11 +162,15 @@ class McpConnections:
                     log.warning("%s", exc)
 
     async def test(self, name: str) -> tuple[ServerStatus, list[Tool]]:
-        """Connect one server once (no reconnect), list its tools, disconnect."""
+        """Connect one server once (no reconnect), list its tools, disconnect.
+
+        The one-off connection reports to no listener: its result is returned, and its own
+        "closed" at the end is not the state of the server's live connection (a window showed
+        a server just tested as "failed: closed")."""
         cfg = self.get(name)
         if not cfg.enabled:
             cfg = replace(cfg, enabled=True)
-        conn = self._connection(cfg, reconnect=False)
+        conn = self._connection(cfg, reconnect=False, report=False)
         try:
             status = await conn.start()
             tools = conn.tools()
