@@ -83,8 +83,14 @@ def shown_safely(window: Any, marker: str = "<img") -> list[str]:
             seen.append(f"tooltip {w.accessibleName()}")
     for view in window.findChildren(QAbstractItemView):
         model = view.model()
-        for r in range(model.rowCount()):
-            for c in range(model.columnCount()):
+        from PySide6.QtCore import QModelIndex
+
+        try:
+            columns = model.columnCount(QModelIndex())
+        except TypeError:  # a list's model keeps it private: one column
+            columns = 1
+        for r in range(model.rowCount(QModelIndex())):
+            for c in range(columns):
                 idx = model.index(r, c)
                 tip = model.data(idx, Qt.ItemDataRole.ToolTipRole) or ""
                 assert marker not in tip, tip
@@ -175,3 +181,154 @@ def test_a_hostile_mcp_server_and_its_errors_are_shown_as_text(qtbot, app_contex
         app_context.runtime.run(app_context.mcp.close(), timeout=30)
         for srv in servers.values():
             srv.kill()
+
+
+# --- 2. the Settings and Welcome Test buttons and a hostile model server -------------------------
+
+ZERO_ID = '<img src="file:///dev/zero">gpt'  # the issue's id: read, it crashes the app
+
+
+def test_hostile_model_ids_and_error_bodies_in_the_settings_test(qtbot, app_context, bridge, bad) -> None:  # type: ignore[no-untyped-def]
+    from hearthside.ui.windows.settings import SettingsWindow
+
+    with FakeModel(model_ids=("fake-model", ZERO_ID, bad)) as fm:
+        w = SettingsWindow(app_context, bridge)
+        qtbot.addWidget(w)
+        w.resize(900, 900)
+        w.show()
+        w.base_url.setText(fm.base_url)
+        w.model_name.setText("fake-model")
+        with qtbot.waitSignal(w.finished_action, timeout=WAIT, check_params_cb=lambda a: a == "model saved"):
+            w.save_model_btn.click()
+        with qtbot.waitSignal(w.finished_action, timeout=WAIT, check_params_cb=lambda a: a == "model tested"):
+            w.test_btn.click()
+        assert w.model_msg.kind == "ok" and ZERO_ID in w.model_msg.text() and bad in w.model_msg.text()
+        assert "label model message" in shown_safely(w)
+
+        fm.models_error = (500, bad)
+        with qtbot.waitSignal(w.finished_action, timeout=WAIT, check_params_cb=lambda a: a == "model tested"):
+            w.test_btn.click()
+        assert w.model_msg.kind == "error" and "HTTP 500" in w.model_msg.text()
+        shown_safely(w)
+
+
+def test_hostile_model_ids_and_error_bodies_in_the_welcome_test(qtbot, app_context, bridge, bad, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from fakeollama import closed_port
+    from hearthside.app import model_discovery as md
+    from hearthside.ui.windows.welcome import WelcomeWindow
+
+    monkeypatch.setattr(md, "LOCAL_SERVERS", (
+        md.LocalServer("Ollama", f"http://127.0.0.1:{closed_port()}/v1", True, "pull one"),))
+    w = WelcomeWindow(app_context, bridge, start_at="model")
+    qtbot.addWidget(w)
+    w.resize(900, 900)
+    w.show()
+
+    def test(base: str, model: str, key: str) -> Any:
+        w.provider_box.setCurrentIndex(w.provider_box.count() - 1)
+        w.endpoint_edit.setText(base)
+        w.model_edit.setText(model)
+        w.key_edit.setText(key)
+        with qtbot.waitSignal(w.tested, timeout=WAIT) as sig:
+            w.test_button.click()
+        return sig.args[0]
+
+    with FakeModel(model_ids=(ZERO_ID, bad)) as fm:
+        res = test(fm.base_url, "gpt-4o", "k")  # not among the ids: the window lists them
+        assert not res.ok and ZERO_ID in w.test_result.text() and bad in w.test_result.text()
+        assert "label Test result" in shown_safely(w)
+        ok = test(fm.base_url, bad, "k")  # the chosen model's name is the id itself
+        assert ok.ok and bad in w.test_result.text()
+        assert "label Test result" in shown_safely(w)
+        for status in (401, 403, 500):
+            fm.models_error = (status, bad)
+            res = test(fm.base_url, "gpt-4o", "k")
+            assert not res.ok and f"HTTP {status}" in w.test_result.text()
+            assert bad[:150] in w.test_result.text()  # the server's words (cut at 200), as text
+            assert "label Test result" in shown_safely(w)
+
+
+# --- 3. a real check-in: the Notifications window, the tray's menu, tooltip and balloon ----------
+
+#: A persona folder named with markup, an ampersand and a right-to-left override.
+NAME = "<u>Jun & \u202eiper"  # (a folder name cannot hold "/", so no closing tag)
+
+
+def _run(coro: Any) -> Any:
+    import asyncio
+
+    return asyncio.run(asyncio.wait_for(coro, 120))
+
+
+def test_a_hostile_check_in_is_shown_as_text_in_notifications_and_the_tray(qtbot, app_context, bad, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A check-in whose reply is markup (notified) and one whose model error is markup (failed):
+    the history table's cells and tooltips, the main window's status and the balloon the tray
+    would show; a persona folder named with markup in the tray's menu and the balloon's title."""
+    from hearthside.app.alerts import Alert, make_notice
+    from hearthside.app.heartbeat import HeartbeatService
+    from hearthside.app.notify import LogNotifier
+    from hearthside.ui.app import Shell
+    from hearthside.ui.tray import MainWindow, TrayController
+    from hearthside.ui.windows.notifications import NotificationsWindow
+    from PySide6.QtWidgets import QSystemTrayIcon
+
+    make_persona(app_context)
+    (app_context.paths.personas_dir / NAME).mkdir()  # listed, though no persona can run from it
+    with FakeModel([{"text": bad}], default={"status": 401, "error": bad}) as fm:
+        use_model(monkeypatch, fm)
+        hb = HeartbeatService(app_context, notifier=LogNotifier(), history=app_context.notifications)
+        alert = _run(hb.run("juniper"))
+        failed = _run(hb.run("juniper"))
+    assert alert.status == "notified" and "<img" in alert.text, alert
+    assert failed.status == "failed" and "<img" in failed.reason, failed
+    assert [e.status for e in app_context.notifications.entries()] == ["notified", "failed"]
+
+    shell = Shell(app_context, opener=lambda p: True)
+    ctl = TrayController(shell)
+    notes = NotificationsWindow(shell)
+    qtbot.addWidget(notes)
+    notes.resize(900, 500)
+    notes.show()
+    notes.reload()
+    qtbot.waitUntil(lambda: notes.table.rowCount() == 2, timeout=WAIT)
+    places = shown_safely(notes)
+    assert {"cell Notification history 1,2", "cell tooltip Notification history 1,2",
+            "cell Notification history 0,2"} <= set(places), places  # the reply, its tip, the failure
+    assert "<img" in notes.table.item(0, 2).text()  # the failure's reason names the model's error
+
+    # the failed run's reason in the tray's tooltip and the main window's status line
+    shell._on_outcome(failed)
+    qtbot.waitUntil(lambda: shell.rows_loaded and len(shell.rows) == 2, timeout=WAIT)
+    assert "<img" in shell.tooltip()  # the tray shows it through tip(): escaped
+    main = MainWindow(shell)
+    qtbot.addWidget(main)
+    main.refresh()  # not shown: activating it would re-read the rows behind the test's back
+    assert "label " + (main.status.accessibleName() or main.status.objectName() or "PlainLabel") in shown_safely(main)
+    assert all("\u202e" not in main.list.item(i).text() for i in range(main.list.count()))
+
+    # the tray's menu: the persona's submenu and its status line, one entry, no mnemonic
+    ctl.rebuild_menu()
+    subs = {a.menu().title(): a.menu() for a in ctl.menu.actions() if a.menu() is not None}
+    assert sorted(subs) == ["<u>Jun && \\u202eiper", "juniper"]
+    for sub in subs.values():
+        for act in sub.actions():
+            assert "\u202e" not in act.text() and act.text().replace("&&", "").count("&") == 0
+
+    # the balloon a tray would show: no tag can be formed, no bidi override
+    class Recorded(QSystemTrayIcon):
+        shown: list[tuple[str, str]] = []
+
+        def showMessage(self, title: str, body: str, *rest: Any) -> None:  # type: ignore[override]
+            self.shown.append((title, body))
+
+    ctl.tray = Recorded()
+    ctl.show_message(make_notice([Alert("checkin", NAME, alert.text)]))
+    [(title, body)] = Recorded.shown
+    for text in (title, body):
+        assert "<" not in text and ">" not in text and "\u202e" not in text, text
+    assert "\u2039img src=" in body and "\u2039u\u203aJun" in title
+    ctl.tray = None
+    shell.quitting = True  # closing the windows is not a quit
+    notes.close()
+    main.close()
+    shell.bridge.close()
