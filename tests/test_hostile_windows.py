@@ -67,19 +67,19 @@ def shown_safely(window: Any, marker: str = "<img") -> list[str]:
     from hearthside.ui.safetext import SafeBrowser
     from PySide6.QtWidgets import QAbstractItemView, QLabel, QTextEdit, QWidget
 
+    escaped = marker.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     seen: list[str] = []
     for lab in window.findChildren(QLabel):
         name = lab.accessibleName() or lab.objectName() or type(lab).__name__
         if marker in lab.text():
             assert lab.textFormat() == Qt.TextFormat.PlainText, (name, lab.text())
             seen.append(f"label {name}")
-        elif "&lt;img" in lab.text():
+        elif escaped in lab.text():
             assert lab.textFormat() == Qt.TextFormat.RichText, (name, lab.text())
-            assert "<img" not in lab.text()
             seen.append(f"rich label {name}")
     for w in [window, *window.findChildren(QWidget)]:
         assert marker not in w.toolTip(), (w.accessibleName(), w.toolTip())
-        if "&lt;img" in w.toolTip():
+        if escaped in w.toolTip():
             seen.append(f"tooltip {w.accessibleName()}")
     for view in window.findChildren(QAbstractItemView):
         model = view.model()
@@ -96,7 +96,7 @@ def shown_safely(window: Any, marker: str = "<img") -> list[str]:
                 assert marker not in tip, tip
                 if marker in (model.data(idx, Qt.ItemDataRole.DisplayRole) or ""):
                     seen.append(f"cell {view.accessibleName()} {r},{c}")
-                if "&lt;img" in tip:
+                if escaped in tip:
                     seen.append(f"cell tooltip {view.accessibleName()} {r},{c}")
     for doc_view in window.findChildren(QTextEdit):
         if marker in doc_view.toPlainText():
@@ -332,3 +332,55 @@ def test_a_hostile_check_in_is_shown_as_text_in_notifications_and_the_tray(qtbot
     notes.close()
     main.close()
     shell.bridge.close()
+
+
+# --- 4. a persona folder named with markup, & and a right-to-left override -----------------------
+
+def test_a_persona_named_with_markup_is_shown_as_text_in_chat_memory_and_review(qtbot, app_context, bridge) -> None:  # type: ignore[no-untyped-def]
+    """The folder is listed (and can be opened from the tray), though its name is not one a
+    persona can be run under: each window names it as text, on one line, with the override
+    shown as an escape."""
+    from hearthside.ui.windows.chat import ChatWindow
+    from hearthside.ui.windows.memory import MemoryWindow
+    from hearthside.ui.windows.review import ReviewWindow
+
+    make_persona(app_context)
+    folder = make_persona(app_context, NAME)
+    app_context.drift.scan()  # first use: what is there now is trusted
+    (folder / "SOUL.md").write_text("Warm and curious.\nEdited by hand.\n", encoding="utf-8")
+    opened = []
+
+    def shown(w: Any) -> Any:
+        qtbot.addWidget(w)
+        w.resize(900, 700)
+        w.show()
+        opened.append(w)
+        return w
+
+    chat = shown(ChatWindow(app_context, bridge, NAME))
+    with qtbot.waitSignal(chat.ready, timeout=WAIT):
+        pass
+    qtbot.waitUntil(lambda: chat.persona_box.count() == 2, timeout=WAIT)
+    assert "label Notice" in shown_safely(chat, "<u>")  # "The chat with <u>Jun … could not start"
+    items = [chat.persona_box.itemText(i) for i in range(chat.persona_box.count())]
+    for text in [chat.windowTitle(), *items]:
+        assert "\u202e" not in text, text
+    assert "<u>Jun & \\u202eiper" in chat.windowTitle()
+    chat.persona_box.setCurrentIndex(items.index("juniper"))
+    chat.persona_box.activated.emit(items.index("juniper"))  # the real name is what is chosen
+    assert chat.persona == "juniper" and chat.windowTitle() == "Chat with juniper — Hearthside"
+
+    memory = shown(MemoryWindow(app_context, bridge, NAME))
+    qtbot.waitUntil(lambda: memory.detail.text() != "", timeout=WAIT)
+    assert shown_safely(memory, "<u>") == ["label PlainLabel"]  # the introduction
+    assert "\u202e" not in memory.windowTitle()
+
+    review = shown(ReviewWindow(app_context, bridge, opener=lambda _u: True))
+    qtbot.waitUntil(lambda: review.item is not None, timeout=WAIT)
+    places = shown_safely(review, "<u>")
+    assert any(p.startswith("rich label") for p in places), places  # the title, name escaped
+    rows = [review.list.item(i).text() for i in range(review.list.count())]
+    assert any("SOUL.md (<u>Jun" in r for r in rows), rows
+    assert all("\u202e" not in r for r in rows), rows
+    for w in opened:
+        w.close()
