@@ -102,16 +102,22 @@ class McpConnections:
                 f"server {server!r} asked for the secret {ref!r}, which is not its own; it was not read")
         return self._secrets_factory().get(ref)
 
-    def _connection(self, cfg: ServerConfig, reconnect: bool = True, report: bool = True) -> Any:
+    def _connection(self, cfg: ServerConfig, reconnect: bool = True, one_off: bool = False) -> Any:
         from ..adapters.mcp_client import McpConnection
 
         return McpConnection(cfg, functools.partial(self._resolve_own, cfg.name), reconnect=reconnect,
                              ping_interval=self.ping_interval, backoff=self.backoff,
-                             on_status=self._status_changed if report else None)
+                             on_status=self._one_off_status_changed if one_off else self._status_changed)
 
     def _status_changed(self, status: ServerStatus) -> None:
         if self.on_status is not None:
             self.on_status(status)
+
+    def _one_off_status_changed(self, status: ServerStatus) -> None:
+        """A Test's connection reports what it found, but not its own "closed" at the end: that
+        is not the server's state (a window showed a server just tested as "failed: closed")."""
+        if status.reason != "closed":
+            self._status_changed(status)
 
     async def connect_all(self) -> list[ServerStatus]:
         """Connect every enabled server at once (each with its own timeouts) and return their
@@ -162,15 +168,11 @@ class McpConnections:
                     log.warning("%s", exc)
 
     async def test(self, name: str) -> tuple[ServerStatus, list[Tool]]:
-        """Connect one server once (no reconnect), list its tools, disconnect.
-
-        The one-off connection reports to no listener: its result is returned, and its own
-        "closed" at the end is not the state of the server's live connection (a window showed
-        a server just tested as "failed: closed")."""
+        """Connect one server once (no reconnect), list its tools, disconnect."""
         cfg = self.get(name)
         if not cfg.enabled:
             cfg = replace(cfg, enabled=True)
-        conn = self._connection(cfg, reconnect=False, report=False)
+        conn = self._connection(cfg, reconnect=False, one_off=True)
         try:
             status = await conn.start()
             tools = conn.tools()
