@@ -320,15 +320,15 @@ def test_a_hostile_check_in_is_shown_as_text_in_notifications_and_the_tray(qtbot
             assert "\u202e" not in act.text() and act.text().replace("&&", "").count("&") == 0
 
     # the balloon a tray would show: no tag can be formed, no bidi override
-    class Recorded(QSystemTrayIcon):
-        shown: list[tuple[str, str]] = []
+    shown: list[tuple[str, str]] = []
 
+    class Recorded(QSystemTrayIcon):  # offscreen Qt has no tray: what the platform would get
         def showMessage(self, title: str, body: str, *rest: Any) -> None:  # type: ignore[override]
-            self.shown.append((title, body))
+            shown.append((title, body))
 
     ctl.tray = Recorded()
     ctl.show_message(make_notice([Alert("checkin", NAME, alert.text)]))
-    [(title, body)] = Recorded.shown
+    [(title, body)] = shown
     for text in (title, body):
         assert "<" not in text and ">" not in text and "\u202e" not in text, text
     assert "\u2039img src=" in body and "\u2039u\u203aJun" in title
