@@ -20,6 +20,9 @@ Steps are dicts:
   {"delay": 0.5, ...}                     waits before answering (combine with any of the above)
   {"gate": threading.Event(), ...}        waits (at most 60 s) until the test sets the event
   a callable(request_body) -> step        decides from the request
+
+``GET /v1/models`` lists ``model_ids``; set ``models_error = (status, message)`` to answer it
+with that HTTP status and an OpenAI-shaped error body instead.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ class FakeModel:
         self.script: list[Step] = list(script or [])
         self.default: Step = default or {"text": "HEARTBEAT_OK"}
         self.model_ids = model_ids
+        self.models_error: tuple[int, str] | None = None
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.lock = threading.Lock()
@@ -59,7 +63,10 @@ class FakeModel:
                 pass
 
             def do_GET(self) -> None:
-                if self.path.rstrip("/").endswith("/models"):
+                if self.path.rstrip("/").endswith("/models") and fake.models_error is not None:
+                    status, message = fake.models_error
+                    fake._json(self, status, {"error": {"message": message, "type": "invalid_request_error"}})
+                elif self.path.rstrip("/").endswith("/models"):
                     fake._json(self, 200, {"object": "list", "data": [{"id": m, "object": "model"} for m in fake.model_ids]})
                 else:
                     fake._json(self, 404, {"error": {"message": "not found"}})

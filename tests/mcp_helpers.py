@@ -167,15 +167,79 @@ def build_server(tools: int, require: str | None, token_tool: bool = False,  # t
     return srv
 
 
+def build_hostile_server(text: str):  # type: ignore[no-untyped-def]
+    """A server whose every name and description is ``text`` (markup, an image of a local file):
+    its name, title, instructions, one tool's name, and every tool's description and title."""
+    from mcp.server.mcpserver import MCPServer
+    from mcp_types import ToolAnnotations
+
+    srv = MCPServer(text, title=text, description=text, instructions=text, version=text)
+
+    def echo(text: str) -> str:
+        return text
+
+    srv.add_tool(echo, name="echo", title=text, description=text,
+                 annotations=ToolAnnotations(readOnlyHint=True, title=text))
+    srv.add_tool(echo, name=text, title=text, description=text)
+    return srv
+
+
+def _fail_initialize(inner, how: str, text: str):  # type: ignore[no-untyped-def]
+    """Wrap an ASGI app: an ``initialize`` request is answered with a JSON-RPC error whose
+    message is ``text`` (``how="jsonrpc"``), or with HTTP 500 whose HTML body is ``text``
+    (``how="http"``); every other request goes to ``inner``."""
+    from starlette.responses import JSONResponse, Response
+
+    async def app(scope, receive, send):  # type: ignore[no-untyped-def]
+        if scope["type"] != "http" or scope.get("method") != "POST":
+            await inner(scope, receive, send)
+            return
+        chunks = []
+        while True:
+            msg = await receive()
+            chunks.append(msg.get("body", b""))
+            if not msg.get("more_body"):
+                break
+        body = b"".join(chunks)
+        try:
+            doc = json.loads(body)
+        except ValueError:
+            doc = {}
+        if isinstance(doc, dict) and doc.get("method") == "initialize":
+            if how == "http":
+                resp: Response = Response(text, status_code=500, media_type="text/html")
+            else:
+                resp = JSONResponse({"jsonrpc": "2.0", "id": doc.get("id"),
+                                     "error": {"code": -32603, "message": text, "data": text}})
+            await resp(scope, receive, send)
+            return
+        sent = False
+
+        async def replay():  # type: ignore[no-untyped-def]
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await inner(scope, replay, send)
+
+    return app
+
+
 def serve_http(port: int, tools: int, require: str | None, latency_ms: int = 0,
-               record: str | None = None, long_names: bool = False, evil: bool = False) -> None:
+               record: str | None = None, long_names: bool = False, evil: bool = False,
+               hostile: str | None = None, fail_initialize: str | None = None) -> None:
     import asyncio
 
     import uvicorn
     from starlette.responses import PlainTextResponse
 
-    srv = build_server(tools, require, long_names=long_names, evil=evil)
+    srv = (build_hostile_server(hostile) if hostile is not None
+           else build_server(tools, require, long_names=long_names, evil=evil))
     app = srv.streamable_http_app()
+    if fail_initialize:
+        app = _fail_initialize(app, fail_initialize, hostile or "scripted failure")
     if record:
         recorded_inner = app
 
@@ -225,6 +289,10 @@ def main() -> None:
     ap.add_argument("--long-names", action="store_true", help="add tools with over-long names")
     ap.add_argument("--evil", action="store_true",
                     help="add tools that echo the required header's value (result, error, description)")
+    ap.add_argument("--hostile-file", default=None,
+                    help="a file whose text becomes the server's name and its tools' names and descriptions")
+    ap.add_argument("--fail-initialize", choices=["jsonrpc", "http"], default=None,
+                    help="answer initialize with a JSON-RPC error or HTTP 500 carrying the hostile text")
     ap.add_argument("--require-header-file", default=None,
                     help="a file holding NAME=VALUE; requests without it get 401")
     # Unknown arguments are ignored: a test may launch the server with --token VALUE or a DSN
@@ -232,7 +300,9 @@ def main() -> None:
     a, _ = ap.parse_known_args()
     require = Path(a.require_header_file).read_text().strip() if a.require_header_file else None
     if a.mode == "http":
-        serve_http(a.port, a.tools, require, a.latency_ms, a.record_headers, a.long_names, a.evil)
+        hostile = Path(a.hostile_file).read_text(encoding="utf-8") if a.hostile_file else None
+        serve_http(a.port, a.tools, require, a.latency_ms, a.record_headers, a.long_names, a.evil, hostile,
+                   a.fail_initialize)
     else:
         build_server(a.tools, None, a.token_tool, a.long_names).run("stdio")
 
@@ -245,9 +315,12 @@ class HttpServerProcess:
 
     def __init__(self, tools: int = 0, require_header: tuple[str, str] | None = None,
                  secret_dir: Path | None = None, port: int | None = None, latency_ms: int = 0,
-                 record_headers: Path | None = None, long_names: bool = False, evil: bool = False) -> None:
+                 record_headers: Path | None = None, long_names: bool = False, evil: bool = False,
+                 hostile_file: Path | None = None, fail_initialize: str | None = None) -> None:
         self.port = port or free_port()
         self.evil = evil
+        self.hostile_file = hostile_file
+        self.fail_initialize = fail_initialize
         self.record_headers = record_headers
         self.long_names = long_names
         self.tools = tools
@@ -281,6 +354,10 @@ class HttpServerProcess:
             cmd.append("--long-names")
         if self.evil:
             cmd.append("--evil")
+        if self.hostile_file is not None:
+            cmd += ["--hostile-file", str(self.hostile_file)]
+        if self.fail_initialize is not None:
+            cmd += ["--fail-initialize", self.fail_initialize]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
     def headers_seen(self) -> list[dict[str, str]]:

@@ -107,16 +107,22 @@ class McpConnections:
             return None
         return self._secrets_factory().get(key)
 
-    def _connection(self, cfg: ServerConfig, reconnect: bool = True) -> Any:
+    def _connection(self, cfg: ServerConfig, reconnect: bool = True, one_off: bool = False) -> Any:
         from ..adapters.mcp_client import McpConnection
 
         return McpConnection(cfg, functools.partial(self._resolve_own, cfg), reconnect=reconnect,
-                             ping_interval=self.ping_interval,
-                             backoff=self.backoff, on_status=self._status_changed)
+                             ping_interval=self.ping_interval, backoff=self.backoff,
+                             on_status=self._one_off_status_changed if one_off else self._status_changed)
 
     def _status_changed(self, status: ServerStatus) -> None:
         if self.on_status is not None:
             self.on_status(status)
+
+    def _one_off_status_changed(self, status: ServerStatus) -> None:
+        """A Test's connection reports what it found, but not its own "closed" at the end: that
+        is not the server's state (a window showed a server just tested as "failed: closed")."""
+        if status.reason != "closed":
+            self._status_changed(status)
 
     async def connect_all(self) -> list[ServerStatus]:
         """Connect every enabled server at once (each with its own timeouts) and return their
@@ -171,7 +177,7 @@ class McpConnections:
         cfg = self.get(name)
         if not cfg.enabled:
             cfg = replace(cfg, enabled=True)
-        conn = self._connection(cfg, reconnect=False)
+        conn = self._connection(cfg, reconnect=False, one_off=True)
         try:
             status = await conn.start()
             tools = conn.tools()

@@ -87,6 +87,23 @@ def menu_text(text: object) -> str:
     return one_line(text).replace("&", "&&")
 
 
+#: Look-alikes for the two characters that open and close a tag (single angle quotation marks).
+_NO_TAGS = str.maketrans({"<": "\u2039", ">": "\u203a"})
+
+
+def balloon_text(text: object) -> str:
+    """Text for a tray balloon (``QSystemTrayIcon.showMessage``), shown as text wherever it goes.
+
+    Qt's own balloon and the Windows and macOS ones show plain text, but a tray over D-Bus
+    (StatusNotifierItem: most Linux desktops) hands the text unescaped to the notification
+    server, which may render markup in it, ``<img src>`` included. Escaping would show
+    ``&lt;`` in the plain balloons, so instead no tag can be formed: ``<`` and ``>`` become
+    ``‹`` and ``›``, which read the same under either. Bidi and other invisible controls are
+    shown as escapes (line breaks are kept: a balloon wraps)."""
+    s = "" if text is None else str(text)
+    return "\n".join(visible_line(line) for line in s.split("\n")).translate(_NO_TAGS)
+
+
 class PlainLabel(QLabel):
     """A label that is plain text, always: its format cannot be changed."""
 
@@ -181,6 +198,7 @@ __all__ = [
     "RichLabel",
     "SafeBrowser",
     "as_markup",
+    "balloon_text",
     "escape",
     "informative",
     "menu_text",

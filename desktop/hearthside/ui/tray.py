@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
 from ..app.alerts import Notice
 from ..app.context import AppContext
 from .icon import hearth_icon
-from .safetext import PlainLabel, menu_text, one_line, tip
+from .safetext import PlainLabel, balloon_text, menu_text, one_line, tip
 
 if TYPE_CHECKING:
     from ..app.lifecycle import PersonaRow
@@ -172,7 +172,9 @@ class TrayController:
     def show_message(self, notice: Notice) -> None:
         assert self.tray is not None
         self.last_notice = notice
-        self.tray.showMessage(notice.title, notice.body, hearth_icon(), 10_000)
+        # a model's reply or a file name: never markup, whichever balloon the platform shows
+        self.tray.showMessage(balloon_text(one_line(notice.title)), balloon_text(notice.body),
+                              hearth_icon(), 10_000)
 
     def _on_activated(self, reason: QSystemTrayIcon.ActivationReason) -> None:
         if reason == QSystemTrayIcon.ActivationReason.Trigger and self.tray is not None:

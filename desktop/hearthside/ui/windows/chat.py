@@ -60,7 +60,8 @@ class ChatWindow(QWidget):
         self._streaming = False
         self.model_setup: Any = None
         self.alert: str | None = None
-        self.setWindowTitle(f"Chat with {persona} — Hearthside")
+        self.setWindowTitle(f"Chat with {one_line(persona)} — Hearthside")  # a folder name: no bidi trick
+        self.persona_names: list[str] = [persona]  # the combo box's entries, as they really are
         self.resize(720, 620)
         self._build()
         close_on_escape(self)
@@ -80,7 +81,7 @@ class ChatWindow(QWidget):
         top.addWidget(PlainLabel("Persona:"))
         self.persona_box = QComboBox()
         self.persona_box.setAccessibleName("Persona")
-        self.persona_box.addItem(self.persona)
+        self.persona_box.addItem(one_line(self.persona))
         self.persona_box.activated.connect(self._on_persona_chosen)
         top.addWidget(self.persona_box, 1)
         top.addWidget(PlainLabel("Changes:"))
@@ -223,9 +224,10 @@ class ChatWindow(QWidget):
     def _fill_personas(self, names: list[str]) -> None:
         self.persona_box.blockSignals(True)
         self.persona_box.clear()
-        for n in names if self.persona in names else [self.persona, *names]:
-            self.persona_box.addItem(n)
-        self.persona_box.setCurrentText(self.persona)
+        self.persona_names = names if self.persona in names else [self.persona, *names]
+        for n in self.persona_names:
+            self.persona_box.addItem(one_line(n))  # shown on one line, escapes for the invisible
+        self.persona_box.setCurrentIndex(self.persona_names.index(self.persona))
         self.persona_box.blockSignals(False)
 
     def _open_session(self) -> None:
@@ -277,14 +279,14 @@ class ChatWindow(QWidget):
         self._open_session()
 
     def _on_persona_chosen(self, index: int) -> None:
-        name = self.persona_box.itemText(index)
+        name = self.persona_names[index] if 0 <= index < len(self.persona_names) else ""
         if name and name != self.persona:
             if self.busy:
                 self.stop()
             self.persona = name
             self.alert = None
             self.banner.hide()
-            self.setWindowTitle(f"Chat with {name} — Hearthside")
+            self.setWindowTitle(f"Chat with {one_line(name)} — Hearthside")
             self._append(rich("<hr><i>Now talking to {}.</i>", name))
             self._open_session()
 

@@ -35,7 +35,7 @@ from ...app.context import AppContext
 from ...core.memory import MemoryStoreError
 from ...core.memory.model import CorruptMemoryError, MemoryEntry, MemoryRecord
 from ..bridge import Bridge
-from ..safetext import Markup, PlainLabel, rich, tip
+from ..safetext import Markup, PlainLabel, one_line, rich, tip
 from .managekit import (
     SELECTABLE,
     ManageWindow,
@@ -108,7 +108,7 @@ class MemoryWindow(ManageWindow):
         self.entries: list[MemoryEntry] = []
         self.record: MemoryRecord | None = None
         self.last_forgotten: tuple[str, str] | None = None
-        self.setWindowTitle(f"Hearthside — What {persona} remembers")
+        self.setWindowTitle(f"Hearthside — What {one_line(persona)} remembers")  # a folder name: one line
         named(self, f"Memory of {persona}")
         layout = QVBoxLayout(self)
         intro = PlainLabel(f"What {persona} has learned while talking with you. It is kept apart from "

@@ -35,6 +35,7 @@ from ..safetext import (
     escape,
     informative,
     message_box,
+    one_line,
     rich,
     tip,
 )
@@ -53,14 +54,14 @@ _SIGN = {"add": "+", "remove": "−", "hunk": "", "context": " "}
 
 
 def file_label(st: FileStatus) -> str:
-    who = st.persona or "your soul"
-    return f"{who} · {st.file} — {STATE_TEXT.get(st.state, st.state)}"
+    who = one_line(st.persona) if st.persona else "your soul"  # a folder name: one line, no bidi
+    return f"{who} · {one_line(st.file)} — {STATE_TEXT.get(st.state, st.state)}"
 
 
 def list_label(st: FileStatus) -> str:
     """Two short lines for the list: the file and whose it is, then its state."""
-    who = st.persona or "your soul"
-    return f"{st.file} ({who})\n{STATE_TEXT.get(st.state, st.state)}"
+    who = one_line(st.persona) if st.persona else "your soul"  # a folder name: one line, no bidi
+    return f"{one_line(st.file)} ({who})\n{STATE_TEXT.get(st.state, st.state)}"
 
 
 def diff_html(item: review_app.ReviewItem) -> Markup:
