@@ -30,7 +30,7 @@ from pathlib import Path
 #: Calls that run one of their arguments on a worker thread or the runtime loop, not on Qt's: which
 #: positional argument (the others, e.g. ``done``/``failed``, run on the Qt thread) or keyword.
 WORKER_CALLS = {"call": 0, "call_bg": 0, "call_async": 0, "submit": 0, "to_thread": 0, "start_new_thread": 0,
-                "run_in_executor": 1, "Timer": 1, "Thread": -1}
+                "run_in_executor": 1, "Timer": 1, "Thread": -1, "UiState": 1}
 WORKER_KEYWORDS = frozenset({"target", "fn", "function", "make_coro"})
 #: Methods of pathlib.Path (and friends) that touch the file system.
 PATH_METHODS = frozenset({"read_text", "write_text", "read_bytes", "write_bytes", "exists", "is_file", "is_dir",
