@@ -13,7 +13,7 @@ runtime loop, never on Qt's). Everything else is Qt-thread code, and this lint f
 - calls into the app's services (``….settings.get()``, ``….mcp.get()``, ``….personas.list()``,
   ``….autostart.enabled()``, a local ``svc = self.app.mcp`` …), whose methods read files or take
   locks, and the app functions known to read settings or files (``notifications_allowed`` …);
-- ``.status()`` and ``.entries()`` on anything (the services' readers);
+- ``.status()``, ``.entries()`` and ``.soul_path()`` on anything (they read files or settings);
 - Qt's own ``QFile``, ``QLockFile``, ``QLocalSocket``, ``QSettings`` … (built or called by class).
 
 A line (or a ``def`` line, for the whole function) that must do it anyway says why with a
@@ -53,7 +53,7 @@ OWN_SERVICES = frozenset({"settings", "autostart", "lifecycle"})
 #: App functions that read settings or files.
 IO_FUNCTIONS = frozenset({"open", "notifications_allowed", "notification_prefs", "recover_settings", "run_checks",
                           "read_bounded", "write_atomic", "keep_backup", "lock_for", "save_notification_prefs"})
-READER_METHODS = frozenset({"status", "entries"})
+READER_METHODS = frozenset({"status", "entries", "soul_path"})
 #: Qt's own file, lock and socket classes (constructing or calling one).
 QT_IO = frozenset({"QFile", "QSaveFile", "QLockFile", "QLocalSocket", "QLocalServer", "QFileInfo", "QDir",
                    "QSettings", "QTcpSocket", "QNetworkAccessManager"})
