@@ -266,3 +266,63 @@ def test_a_held_settings_lock_does_not_freeze_the_tray(qtbot, app_context, lock_
             w.hide()
         shell.lifecycle.stop()
         shell.bridge.close()
+
+
+# --- the state: one read at a time -------------------------------------------------------------
+
+def test_a_burst_of_refreshes_while_a_read_waits_is_one_more_read(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """Drift bursts and menu openings while a read waits (on a lock) do not fill the worker pool."""
+    from hearthside.ui.bridge import Bridge
+    from hearthside.ui.state import Snapshot, UiState
+
+    gate = threading.Event()
+    started: list[int] = []
+
+    def read() -> Snapshot:
+        started.append(1)
+        assert gate.wait(60)
+        return Snapshot(loaded=True)
+
+    bridge = Bridge()
+    state = UiState(bridge, read)
+    try:
+        state.refresh()
+        qtbot.waitUntil(lambda: len(started) == 1, timeout=WAIT)
+        got: list[Snapshot] = []
+        for _ in range(50):
+            state.refresh(got.append)
+        assert len(started) == 1 and not state.snapshot.loaded  # the Qt side still has the last one
+        gate.set()
+        qtbot.waitUntil(lambda: state.reads == 2, timeout=WAIT)
+        assert len(started) == 2 and len(got) == 50 and all(s.loaded for s in got)
+        assert not state._running  # nothing more queued
+    finally:
+        gate.set()
+        bridge.close()
+
+
+def test_a_failed_read_is_an_error_and_keeps_the_last_snapshot(qtbot) -> None:  # type: ignore[no-untyped-def]
+    from hearthside.ui.bridge import Bridge
+    from hearthside.ui.state import Snapshot, UiState
+
+    results: list[Snapshot | Exception] = [Snapshot(loaded=True), OSError("the disk went away")]
+
+    def read() -> Snapshot:
+        got = results.pop(0)
+        if isinstance(got, Exception):
+            raise got
+        return got
+
+    bridge = Bridge()
+    state = UiState(bridge, read)
+    try:
+        with qtbot.waitSignal(state.changed, timeout=WAIT):
+            state.refresh()
+        first = state.snapshot
+        called: list[Snapshot] = []
+        with qtbot.waitSignal(state.changed, timeout=WAIT):
+            state.refresh(called.append)
+        assert state.snapshot is first and called == []
+        assert state.errors["state"] == "the personas could not be read: the disk went away"
+    finally:
+        bridge.close()
