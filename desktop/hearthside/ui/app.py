@@ -29,7 +29,7 @@ from ..app.lifecycle import Lifecycle, PersonaRow, recover_settings
 from ..app.notify import DesktopNotices, notification_prefs
 from .bridge import Bridge
 from .dialogs import show_message
-from .icon import ERROR, NORMAL, PAUSED, REVIEW, hearth_icon
+from .icon import hearth_icon
 from .state import Snapshot, UiState
 from .tray import status_line
 
@@ -156,14 +156,7 @@ class Shell(QObject):
 
     def icon_state(self) -> tuple[str, int]:
         """(state, count) for the icon: error, review (with the number of files), paused, normal."""
-        count = len(self.waiting())
-        if self.errors:
-            return ERROR, count
-        if count:
-            return REVIEW, count
-        if self.rows and all(r.paused for r in self.rows if r.exists):
-            return PAUSED, 0
-        return NORMAL, 0
+        return self.state.icon(len(self.waiting()))
 
     def tooltip(self) -> str:
         lines = ["Hearthside"]
@@ -203,19 +196,11 @@ class Shell(QObject):
         self.refresh()
 
     def _on_outcome(self, out: HeartbeatOutcome) -> None:
-        key = f"check-in {out.persona}"
-        if out.status == "failed":
-            self.errors[key] = f"the check-in of {out.persona} failed: {out.reason}"
-        elif out.status in ("silent", "notified"):
-            self.errors.pop(key, None)
+        self.state.note_outcome(out)
         self.refresh()
 
     def _on_mcp(self, status: ServerStatus) -> None:
-        key = f"mcp {status.name}"
-        if status.state == "failed" and not self.quitting:
-            self.errors[key] = f"MCP server {status.name}: {status.reason}"
-        else:
-            self.errors.pop(key, None)
+        self.state.note_mcp(status, quitting=self.quitting)
         self.state_changed.emit()
 
     def on_service_error(self, message: str) -> None:

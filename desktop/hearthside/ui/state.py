@@ -22,9 +22,12 @@ from datetime import datetime
 from PySide6.QtCore import QObject, Signal
 
 from ..app.alerts import Notice
+from ..app.heartbeat import HeartbeatOutcome
 from ..app.lifecycle import PersonaRow
 from ..app.notify import NotificationPrefs, prefs_allow
+from ..core.mcpconfig import ServerStatus
 from .bridge import Bridge
+from .icon import ERROR, NORMAL, PAUSED, REVIEW
 
 
 @dataclass(frozen=True)
@@ -61,6 +64,35 @@ class UiState(QObject):
         self._next: list[Callable[[Snapshot], None]] = []  # for the read after the running one
         self._now: list[Callable[[Snapshot], None]] = []  # for the running read
 
+    # --- what the Qt thread learns from events ------------------------------------------------
+    def note_outcome(self, out: HeartbeatOutcome) -> None:
+        """A failed check-in is a problem until the persona's next one succeeds."""
+        key = f"check-in {out.persona}"
+        if out.status == "failed":
+            self.errors[key] = f"the check-in of {out.persona} failed: {out.reason}"
+        elif out.status in ("silent", "notified"):
+            self.errors.pop(key, None)
+
+    def note_mcp(self, status: ServerStatus, quitting: bool = False) -> None:
+        """A failed MCP server is a problem until it connects (servers closed at quit are not)."""
+        key = f"mcp {status.name}"
+        if status.state == "failed" and not quitting:
+            self.errors[key] = f"MCP server {status.name}: {status.reason}"
+        else:
+            self.errors.pop(key, None)
+
+    def icon(self, waiting: int) -> tuple[str, int]:
+        """(state, count) for the icon: error, review (``waiting`` files), paused, normal."""
+        rows = self.snapshot.rows
+        if self.errors:
+            return ERROR, waiting
+        if waiting:
+            return REVIEW, waiting
+        if rows and all(r.paused for r in rows if r.exists):
+            return PAUSED, 0
+        return NORMAL, 0
+
+    # --- the snapshot ----------------------------------------------------------------------
     def refresh(self, then: Callable[[Snapshot], None] | None = None) -> None:
         """Read a new snapshot on a worker; ``then(snapshot)`` runs on the Qt thread with a
         snapshot whose read started after this call."""
