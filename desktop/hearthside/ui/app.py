@@ -436,9 +436,14 @@ class Shell(QObject):
                 w.hide()
             except RuntimeError:  # already deleted by Qt
                 pass
-        if self.clickable is not None:
-            self.clickable.stop()
-        self.bridge.call(self.lifecycle.stop, lambda _: self.exit(), lambda _: self.exit())
+        clickable = self.clickable
+
+        def stop() -> list[str]:  # on a worker: joining the D-Bus thread and the services waits
+            if clickable is not None:
+                clickable.stop()
+            return self.lifecycle.stop()
+
+        self.bridge.call(stop, lambda _: self.exit(), lambda _: self.exit())
         QTimer.singleShot(6000, self.exit)  # stop() is bounded at 5 s; this is the backstop
 
 
