@@ -213,7 +213,7 @@ def test_every_window_shows_hostile_service_text_as_text(qtbot, app_context, red
     from hearthside.ui.app import Shell
 
     shell = Shell(app_context, opener=lambda p: True)
-    notes = shown(NotificationsWindow(shell))
+    notes = shown(NotificationsWindow(app_context, bridge, shell.open_notice))
 
     class Entry:
         time = "2026-01-01T10:00:00+00:00"
@@ -229,7 +229,7 @@ def test_every_window_shows_hostile_service_text_as_text(qtbot, app_context, red
             assert "<img" not in item.toolTip()
     assert "&lt;img" in notes.table.item(0, 2).toolTip()
     assert_shown_as_text(notes)
-    about = shown(AboutWindow(shell))
+    about = shown(AboutWindow(app_context, bridge))
     about.report.setPlainText(bad)
     assert_shown_as_text(about)
     shell.quitting = True

@@ -155,59 +155,6 @@ def test_pause_and_resume_check_ins_from_the_menu(make_shell, two_personas, app_
     assert shell.icon_state()[0] == "normal"
 
 
-def test_windows_not_built_yet_say_what_exists_today(make_shell, two_personas, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    import hearthside.ui.app as ui_app
-
-    monkeypatch.setattr(ui_app, "window_class", lambda key: None)
-    shell = make_shell()
-    _action(_submenu(shell.tray.menu, "Kip"), "Chat…").trigger()
-    _action(_submenu(shell.tray.menu, "Kip"), "Review changes (0)…").trigger()
-    _action(shell.tray.menu, "Review changes…").trigger()
-    texts = _dialog_texts(shell)
-    assert "hearthside chat PERSONA" in texts[0] and "soul diff" in texts[1] and "soul diff" in texts[2]
-
-
-def test_lazy_windows_get_the_agreed_arguments(make_shell, two_personas, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """The seam with the windows module: ReviewWindow(app, bridge, persona=), .focus_file(path),
-    ChatWindow(app, bridge, persona, alert=), WelcomeWindow(app, bridge) with `finished`."""
-    import hearthside.ui.app as ui_app
-    from PySide6.QtCore import Signal
-    from PySide6.QtWidgets import QWidget
-
-    calls: list[tuple[Any, ...]] = []
-
-    class Review(QWidget):
-        def __init__(self, app: Any, bridge: Any, persona: str | None = None) -> None:
-            super().__init__()
-            self.persona = persona
-            calls.append(("review", persona))
-
-        def focus_file(self, path: str) -> None:
-            calls.append(("focus", path))
-
-    class Chat(QWidget):
-        def __init__(self, app: Any, bridge: Any, persona: str, alert: str | None = None) -> None:
-            super().__init__()
-            calls.append(("chat", persona, alert))
-
-    class Welcome(QWidget):
-        finished = Signal()
-
-        def __init__(self, app: Any, bridge: Any) -> None:
-            super().__init__()
-            calls.append(("welcome",))
-
-    classes = {"review": Review, "chat": Chat, "welcome": Welcome}
-    monkeypatch.setattr(ui_app, "window_class", lambda key: classes[key])
-    shell = make_shell()
-    _action(_submenu(shell.tray.menu, "Kip"), "Chat…").trigger()
-    _action(_submenu(shell.tray.menu, "Kip"), "Review changes (0)…").trigger()
-    shell.show_review("Kip", "/x/SOUL.md")
-    _action(shell.tray.menu, "New persona…").trigger()
-    assert calls == [("chat", "Kip", None), ("review", "Kip"), ("focus", "/x/SOUL.md"), ("welcome",)]
-    assert shell.windows["welcome"].isVisible()
-
-
 def test_start_at_login_is_off_until_the_user_turns_it_on(make_shell, two_personas, isolated_home, qtbot) -> None:  # type: ignore[no-untyped-def]
     entry = isolated_home / ".config" / "autostart" / "hearthside.desktop"
     shell = make_shell()
@@ -594,12 +541,16 @@ def test_notifications_switched_off_stay_in_the_list_and_never_pop_up(  # type: 
         pytest.skip("needs the D-Bus session that scripts/run-tests.sh starts")
     with NotificationServer() as srv:
         shell = make_shell()  # offscreen: no tray, so D-Bus would be next
-        save_notification_prefs(shell.app.settings, {"enabled": False})
+        save_notification_prefs(shell.app.settings, {"enabled": False})  # as Settings… does; then
+        with qtbot.waitSignal(shell.state.changed, timeout=10_000):  # the shell reads the state afresh
+            shell.refresh()
         shell.on_notice(make_notice([Alert("drift", "Kip", "SOUL.md changed since you approved it")]))
         assert shell.delivery == "in-app" and shell.unread == 1 and len(shell.notices) == 1
         qtbot.wait(500)
         assert srv.received == []
         save_notification_prefs(shell.app.settings, {"enabled": True})
+        with qtbot.waitSignal(shell.state.changed, timeout=10_000):
+            shell.refresh()
         shell.on_notice(make_notice([Alert("checkin", "Kip", "Water the basil.")]))
         qtbot.waitUntil(lambda: bool(srv.received), timeout=10_000)
         assert shell.delivery == "dbus"

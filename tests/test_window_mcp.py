@@ -27,6 +27,7 @@ def window(qtbot, app_context):  # type: ignore[no-untyped-def]
     from hearthside.ui.windows.mcp import McpWindow
 
     bridge = make_bridge(app_context)
+    app_context.mcp.on_status = bridge.mcp_status.emit  # as the lifecycle does in the app
     w = McpWindow(app_context, bridge)
     qtbot.addWidget(w)
     w.show()

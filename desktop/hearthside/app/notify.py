@@ -265,11 +265,16 @@ def notification_prefs(settings: Any) -> NotificationPrefs:
 
 def notifications_allowed(settings: Any, now: datetime | None = None) -> bool:
     """May a desktop notification pop up now? Off, or inside quiet hours, means no (the
-    history still records everything). Every notifier (heartbeat, tray) asks this one function.
+    history still records everything). Every notifier (heartbeat, tray) asks this one rule
+    (the tray through :func:`prefs_allow` on preferences it read on a worker)."""
+    return prefs_allow(notification_prefs(settings), now)
+
+
+def prefs_allow(prefs: NotificationPrefs, now: datetime | None = None) -> bool:
+    """The rule of :func:`notifications_allowed` on preferences already read (reads no file).
     Quiet hours that cannot be read are ignored (notifying wrongly beats losing an alert)."""
     from ..core.heartbeat import within_active_hours
 
-    prefs = notification_prefs(settings)
     if not prefs.enabled:
         return False
     if not prefs.quiet_start or not prefs.quiet_end:

@@ -79,9 +79,9 @@ def cli(ctx: click.Context, safe_mode: bool, headless: bool) -> None:
             from ..app.headless import run_headless
 
             sys.exit(run_headless(ctx.obj.app))
-        from ..ui.tray import run_tray
+        from ..ui.app import run_app
 
-        sys.exit(run_tray(ctx.obj.app))
+        sys.exit(run_app(ctx.obj.app))
 
 
 def _start_logging(state: object) -> None:

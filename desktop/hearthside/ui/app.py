@@ -3,37 +3,35 @@
 :class:`Shell` is the window manager and the one place UI intents go (check in now, pause,
 open a folder, quit). It is also the tray's :class:`~hearthside.app.events.AppEvents`: the
 lifecycle calls it on service threads and each call only emits the bridge's signal, which
-the Qt thread handles. It keeps a copy of the service state the tray shows (persona rows,
-files waiting for review, errors) that is refreshed on a worker thread through the
+the Qt thread handles. What the tray shows (persona rows, errors, notices, the notification
+preferences) is a :class:`~hearthside.ui.state.UiState`, refreshed on a worker thread through the
 :class:`~hearthside.ui.bridge.Bridge`, so the menu is built from memory and the Qt thread never
-touches files, the keyring or the network.
-
-The review, chat and welcome windows are built elsewhere and imported lazily; while one is not
-there, its menu entry shows what exists today instead of failing.
+touches files, locks, the keyring or the network (``tests/test_ui_io.py`` lints for it).
 """
 
 from __future__ import annotations
 
-import importlib
 import logging
 import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QTimer, QUrl, Signal
 from PySide6.QtGui import QDesktopServices
-from PySide6.QtWidgets import QApplication, QInputDialog, QSystemTrayIcon, QWidget
+from PySide6.QtWidgets import QApplication, QSystemTrayIcon, QWidget
 
 from ..app.alerts import Notice
 from ..app.autostart import Autostart
 from ..app.context import AppContext
 from ..app.lifecycle import Lifecycle, PersonaRow, recover_settings
-from ..app.notify import DesktopNotices, notifications_allowed
+from ..app.notify import DesktopNotices, notification_prefs
 from .bridge import Bridge
 from .dialogs import show_message
-from .icon import ERROR, NORMAL, PAUSED, REVIEW, hearth_icon
+from .icon import hearth_icon
+from .state import Snapshot, UiState
+from .tray import status_line
 
 if TYPE_CHECKING:
     import concurrent.futures
@@ -41,51 +39,14 @@ if TYPE_CHECKING:
     from ..app.drift_types import DriftEvent
     from ..app.heartbeat import HeartbeatOutcome
     from ..core.mcpconfig import ServerStatus
-    from .windows.chat import ChatWindow
-    from .windows.review import ReviewWindow
-    from .windows.welcome import WelcomeWindow
 
 log = logging.getLogger("hearthside.ui")
 
 Opener = Callable[[Path], bool]
 
-#: Windows built by other modules: (module under ui/windows, class name, what exists meanwhile).
-LAZY_WINDOWS: dict[str, tuple[str, str, str]] = {
-    "review": ("review", "ReviewWindow",
-               ("The review window is not available in this version yet. Meanwhile "
-                "'hearthside soul status' lists the files waiting, 'hearthside soul diff FILE' shows "
-                "what changed and 'hearthside soul approve FILE' approves it.")),
-    "chat": ("chat", "ChatWindow",
-             ("The chat window is not available in this version yet. Meanwhile "
-              "'hearthside chat PERSONA' chats in a terminal.")),
-    "welcome": ("welcome", "WelcomeWindow",
-                "The welcome window is not available in this version yet."),
-}
-
-
 def open_with_desktop(path: Path) -> bool:
     """Ask the desktop to open ``path``; False when it could not (no handler, no launcher)."""
     return bool(QDesktopServices.openUrl(QUrl.fromLocalFile(str(path))))
-
-
-@overload
-def window_class(key: Literal["review"]) -> type[ReviewWindow] | None: ...
-@overload
-def window_class(key: Literal["chat"]) -> type[ChatWindow] | None: ...
-@overload
-def window_class(key: Literal["welcome"]) -> type[WelcomeWindow] | None: ...
-def window_class(key: str) -> type[QWidget] | None:
-    """The class of a lazily built window, or None while its module does not exist."""
-    module, name, _ = LAZY_WINDOWS[key]
-    full = f"hearthside.ui.windows.{module}"
-    try:
-        mod = importlib.import_module(full)
-    except ModuleNotFoundError as exc:
-        if exc.name == full:
-            return None
-        raise
-    cls: type[QWidget] | None = getattr(mod, name, None)
-    return cls
 
 
 class Shell(QObject):
@@ -103,13 +64,8 @@ class Shell(QObject):
         self.lifecycle = lifecycle or Lifecycle(app, self)
         self.opener = opener
         self.autostart = autostart or Autostart()
-        self.autostart_on = False
-        self.rows: list[PersonaRow] = []
-        self.rows_loaded = False
-        self.errors: dict[str, str] = {}
-        self.notices: list[Notice] = []  # this session, newest last (the in-app list's top)
-        self.unread = 0
-        self.delivery = ""  # how the last notice was shown: tray, dbus, in-app
+        self.state = UiState(self.bridge, self._read_state)
+        self.state.changed.connect(self.state_changed)
         self.started = False
         self.quitting = False
         self.windows: dict[object, QWidget] = {}
@@ -127,7 +83,41 @@ class Shell(QObject):
         b.service_error.connect(self.on_service_error)
         b.packs_changed.connect(self.refresh)
 
-    # --- start and state ---------------------------------------------------------------
+    # --- the state (read on a worker; see ui/state.py) -------------------------------------
+    @property
+    def rows(self) -> tuple[PersonaRow, ...]:
+        return self.state.snapshot.rows
+
+    @property
+    def rows_loaded(self) -> bool:
+        return self.state.snapshot.loaded
+
+    @property
+    def errors(self) -> dict[str, str]:
+        return self.state.errors
+
+    @property
+    def notices(self) -> list[Notice]:
+        return self.state.notices
+
+    @property
+    def unread(self) -> int:
+        return self.state.unread
+
+    @property
+    def delivery(self) -> str:
+        return self.state.delivery
+
+    @property
+    def autostart_on(self) -> bool:
+        return self.state.autostart_on
+
+    def _read_state(self) -> Snapshot:
+        """Runs on a worker: the persona rows (re-reading settings) and the notification prefs."""
+        rows = self.lifecycle.snapshot()
+        return Snapshot(tuple(rows), True, notification_prefs(self.app.settings))
+
+    # --- start ---------------------------------------------------------------------------
     def start(self) -> None:
         """Start the services on a worker thread; the tray is already visible meanwhile."""
         def begin() -> tuple[str, list[str], bool]:
@@ -145,37 +135,28 @@ class Shell(QObject):
         told, problems, autostart_on = result
         self.started = True
         log.info("tray ready: services started%s", f" ({len(problems)} problem(s))" if problems else "")
-        self.autostart_on = autostart_on
+        self.state.autostart_on = autostart_on
         if told:
             self.dialogs.append(show_message("Settings were reset", told, str(self.app.paths.settings_file)))
         self.refresh(first=True)
 
     def refresh(self, first: bool = False) -> None:
-        """Re-read persona rows on a worker; the tray updates when they arrive."""
-        def done(rows: list[PersonaRow]) -> None:
-            self.rows = rows
-            self.rows_loaded = True
-            self.state_changed.emit()
-            if first and os.environ.get("HEARTHSIDE_REPORT_READY"):  # benchmarks time the start
-                print(f"hearthside: ready with {len(rows)} persona(s)", flush=True)
-            if first and not rows and window_class("welcome") is not None:
+        """Read the state afresh on a worker; the tray updates when it arrives (meanwhile it
+        shows the last snapshot)."""
+        def done(snap: Snapshot) -> None:
+            if os.environ.get("HEARTHSIDE_REPORT_READY"):  # benchmarks time the start
+                print(f"hearthside: ready with {len(snap.rows)} persona(s)", flush=True)
+            if not snap.rows:
                 self.show_welcome()
 
-        self.bridge.call(self.lifecycle.snapshot, done)
+        self.state.refresh(done if first else None)
 
     def waiting(self) -> dict[str, tuple[str, str, str]]:
         return self.lifecycle.drift_alerts.waiting()
 
     def icon_state(self) -> tuple[str, int]:
         """(state, count) for the icon: error, review (with the number of files), paused, normal."""
-        count = len(self.waiting())
-        if self.errors:
-            return ERROR, count
-        if count:
-            return REVIEW, count
-        if self.rows and all(r.paused for r in self.rows if r.exists):
-            return PAUSED, 0
-        return NORMAL, 0
+        return self.state.icon(len(self.waiting()))
 
     def tooltip(self) -> str:
         lines = ["Hearthside"]
@@ -215,19 +196,11 @@ class Shell(QObject):
         self.refresh()
 
     def _on_outcome(self, out: HeartbeatOutcome) -> None:
-        key = f"check-in {out.persona}"
-        if out.status == "failed":
-            self.errors[key] = f"the check-in of {out.persona} failed: {out.reason}"
-        elif out.status in ("silent", "notified"):
-            self.errors.pop(key, None)
+        self.state.note_outcome(out)
         self.refresh()
 
     def _on_mcp(self, status: ServerStatus) -> None:
-        key = f"mcp {status.name}"
-        if status.state == "failed" and not self.quitting:
-            self.errors[key] = f"MCP server {status.name}: {status.reason}"
-        else:
-            self.errors.pop(key, None)
+        self.state.note_mcp(status, quitting=self.quitting)
         self.state_changed.emit()
 
     def on_service_error(self, message: str) -> None:
@@ -250,20 +223,21 @@ class Shell(QObject):
     # --- notices -----------------------------------------------------------------------
     def on_notice(self, notice: Notice) -> None:
         """Show a notice: the tray's balloon, else the desktop's service, else the in-app list."""
-        self.notices.append(notice)
-        del self.notices[:-200]
-        self.unread += 1
+        st = self.state
+        st.notices.append(notice)
+        del st.notices[:-200]
+        st.unread += 1
         tray = self.tray.tray if self.tray is not None else None
-        if not notifications_allowed(self.app.settings):  # off, or quiet hours: the list only
-            self.delivery = "in-app"
+        if not st.snapshot.allows_popups():  # off, or quiet hours (as last read): the list only
+            st.delivery = "in-app"
         elif tray is not None and tray.isVisible() and QSystemTrayIcon.supportsMessages():
             self.tray.show_message(notice)
-            self.delivery = "tray"
+            st.delivery = "tray"
         elif self.clickable is not None:
-            self.delivery = "dbus"
+            st.delivery = "dbus"
             self.clickable.show(notice).add_done_callback(self._after_dbus)
         else:
-            self.delivery = "in-app"
+            st.delivery = "in-app"
         self.state_changed.emit()
 
     def _on_dbus_clicked(self, notice: Notice) -> None:
@@ -278,7 +252,7 @@ class Shell(QObject):
     def _on_dbus_failed(self, why: str) -> None:
         # no notification service answered: the in-app list (the window says so)
         log.info("desktop notification not shown: %s", why)
-        self.delivery = "in-app"
+        self.state.delivery = "in-app"
         self.state_changed.emit()
 
     def open_notice(self, notice: Notice | None) -> None:
@@ -288,7 +262,7 @@ class Shell(QObject):
             return
         alerts = notice.alerts
         if len(alerts) == 1 and alerts[0].kind == "checkin":
-            self.show_chat(alerts[0].persona, alerts[0].text)
+            self.show_chat(alerts[0].persona, alerts[0].text or None)
         elif alerts and all(a.kind == "drift" for a in alerts):
             first = alerts[0]
             self.show_review(first.persona if len({a.persona for a in alerts}) == 1 else None,
@@ -303,71 +277,36 @@ class Shell(QObject):
         w.activateWindow()
         return w
 
-    def _not_yet(self, key: str) -> QWidget:
-        dlg = show_message("Not available yet", LAZY_WINDOWS[key][2])
-        self.dialogs.append(dlg)
-        return dlg
-
     def show_review(self, persona: str | None = None, path: str | None = None) -> QWidget:
-        cls = window_class("review")
-        if cls is None:
-            return self._not_yet("review")
+        from .windows.review import ReviewWindow
+
         w = self.windows.get("review")
-        if not isinstance(w, cls) or getattr(w, "persona", persona) != persona:
-            w = cls(self.app, self.bridge, persona=persona)
+        if not isinstance(w, ReviewWindow) or w.persona != persona:
+            w = ReviewWindow(self.app, self.bridge, persona=persona)
             self.windows["review"] = w
         if path:
             w.focus_file(path)
         return self._raise(w)
 
     def show_chat(self, persona: str, alert: str | None = None) -> QWidget:
-        cls = window_class("chat")
-        if cls is None:
-            return self._not_yet("chat")
+        from .windows.chat import ChatWindow
+
         key = ("chat", persona)
         w = self.windows.get(key)
         if w is None or alert:
-            w = cls(self.app, self.bridge, persona, alert=alert)
+            w = ChatWindow(self.app, self.bridge, persona, alert=alert)
             self.windows[key] = w
         return self._raise(w)
 
     def show_welcome(self) -> QWidget:
-        cls = window_class("welcome")
-        if cls is None:
-            return self.new_persona_simple()
+        from .windows.welcome import WelcomeWindow
+
         w = self.windows.get("welcome")
         if w is None:
-            w = cls(self.app, self.bridge)
-            finished = getattr(w, "finished", None)
-            if finished is not None:
-                finished.connect(lambda *_: self.refresh())
-            self.windows["welcome"] = w
+            welcome = WelcomeWindow(self.app, self.bridge)
+            welcome.finished.connect(lambda *_: self.refresh())
+            self.windows["welcome"] = w = welcome
         return self._raise(w)
-
-    def new_persona_simple(self) -> QWidget:
-        """Without the welcome window: ask for a name and create the persona from the templates."""
-        dlg = QInputDialog()
-        dlg.setWindowTitle("New persona")
-        dlg.setLabelText("Name of the new persona (letters, digits, - and _):")
-        dlg.setWindowIcon(hearth_icon())
-        dlg.textValueSelected.connect(self.create_persona)
-        self.dialogs.append(dlg)
-        return self._raise(dlg)
-
-    def create_persona(self, name: str) -> None:
-        name = name.strip()
-        if not name:
-            return
-
-        def failed(exc: BaseException) -> None:
-            self.dialogs.append(show_message("Persona not created", str(exc)))
-
-        def done(path: Path) -> None:
-            self.dialogs.append(show_message(
-                "Persona created", f"{name} is ready. Its files are in this folder; edit them by hand.", str(path)))
-            self.refresh()
-
-        self.bridge.call(lambda: self.app.personas.create(name), done, failed)
 
     def _own(self, key: str, factory: Callable[[], QWidget]) -> QWidget:
         w = self.windows.get(key)
@@ -379,9 +318,9 @@ class Shell(QObject):
     def show_notifications(self) -> QWidget:
         from .windows.notifications import NotificationsWindow
 
-        self.unread = 0
+        self.state.unread = 0
         self.state_changed.emit()
-        w = self._own("notifications", lambda: NotificationsWindow(self))
+        w = self._own("notifications", lambda: NotificationsWindow(self.app, self.bridge, self.open_notice))
         if isinstance(w, NotificationsWindow):
             w.reload()
         return w
@@ -390,7 +329,7 @@ class Shell(QObject):
         from .windows.about import AboutWindow
 
         self.clear_errors()
-        w = self._own("about", lambda: AboutWindow(self))
+        w = self._own("about", lambda: AboutWindow(self.app, self.bridge))
         if isinstance(w, AboutWindow):
             w.run_checks()
         return w
@@ -411,7 +350,11 @@ class Shell(QObject):
     def show_settings(self) -> QWidget:
         from .windows.settings import SettingsWindow
 
-        return self._managed("settings", lambda: SettingsWindow(self.app, self.bridge))
+        fresh = "settings" not in self.windows
+        w = self._managed("settings", lambda: SettingsWindow(self.app, self.bridge))
+        if fresh and isinstance(w, SettingsWindow):  # saved notification prefs reach the snapshot
+            w.finished_action.connect(lambda *_: self.refresh())
+        return w
 
     def show_plugins(self) -> QWidget:
         from .windows.plugins import PluginsWindow
@@ -466,16 +409,20 @@ class Shell(QObject):
 
     def set_autostart(self, on: bool) -> None:
         def failed(exc: BaseException) -> None:
-            self.autostart_on = self.autostart.enabled()
-            self.state_changed.emit()
+            self.state_changed.emit()  # the switch goes back to what the state says
             self.dialogs.append(show_message("Start at login", f"Could not change start at login: {exc}",
                                              str(self.autostart.path)))
+            self.bridge.call(self.autostart.enabled, done)
 
-        def done(_: object) -> None:
-            self.autostart_on = on
+        def done(now_on: bool) -> None:
+            self.state.autostart_on = now_on
             self.state_changed.emit()
 
-        self.bridge.call(lambda: self.autostart.set(on), done, failed)
+        def work() -> bool:
+            self.autostart.set(on)
+            return on
+
+        self.bridge.call(work, done, failed)
 
     def quit(self) -> None:
         """Stop everything (bounded), then leave the event loop."""
@@ -489,9 +436,14 @@ class Shell(QObject):
                 w.hide()
             except RuntimeError:  # already deleted by Qt
                 pass
-        if self.clickable is not None:
-            self.clickable.stop()
-        self.bridge.call(self.lifecycle.stop, lambda _: self.exit(), lambda _: self.exit())
+        clickable = self.clickable
+
+        def stop() -> list[str]:  # on a worker: joining the D-Bus thread and the services waits
+            if clickable is not None:
+                clickable.stop()
+            return self.lifecycle.stop()
+
+        self.bridge.call(stop, lambda _: self.exit(), lambda _: self.exit())
         QTimer.singleShot(6000, self.exit)  # stop() is bounded at 5 s; this is the backstop
 
 
@@ -518,24 +470,6 @@ def _quit_qt() -> None:
     qapp = QApplication.instance()
     if qapp is not None:
         qapp.quit()
-
-
-def status_line(r: PersonaRow) -> str:
-    """A persona's status row: folder missing, or check-ins (paused / next) and drift."""
-    if not r.exists:
-        return "folder missing"
-    if r.paused:
-        hb = "check-ins paused"
-    elif r.interval_minutes <= 0:
-        hb = "check-ins off"
-    elif r.next_run is not None:
-        hb = f"next check-in {r.next_run.astimezone().strftime('%H:%M')}"
-    else:
-        hb = f"check-in every {r.interval_minutes:g} min"
-    if r.last_status == "failed":
-        hb += " (last one failed)"
-    drift = f"{r.waiting} change(s) to review" if r.waiting else "no changes waiting"
-    return f"{hb} · {drift}"
 
 
 def display_problem() -> str:
@@ -577,7 +511,7 @@ def run_app(app: AppContext) -> int:
     wake = _quit_on_signals(shell)
     qapp._hearthside = (shell, tray, single, wake)  # type: ignore[attr-defined]  # keep alive
     code = int(qapp.exec())
-    shell.lifecycle.stop()  # a no-op after Quit; stops services after a signal ended the loop
+    shell.lifecycle.stop()  # io-ok: the event loop has ended; a no-op after Quit, else stops services
     shell.bridge.close()
     single.close()
     return code

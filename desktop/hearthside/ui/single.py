@@ -38,7 +38,7 @@ def instance_name(config_dir: Path) -> str:
     return f"hearthside-{uid}-{digest}"
 
 
-def is_private(folder: Path) -> bool:
+def is_private(folder: Path) -> bool:  # io-ok: claim() runs before the event loop starts
     """A real folder (not a link) owned by us that nobody else may enter or list."""
     try:
         st = os.lstat(folder)
@@ -51,7 +51,7 @@ def is_private(folder: Path) -> bool:
     return os.name != "posix" or stat.S_IMODE(st.st_mode) & 0o077 == 0
 
 
-def _own_folder(folder: Path) -> Path | None:
+def _own_folder(folder: Path) -> Path | None:  # io-ok: claim() runs before the event loop starts
     """``folder`` made private: created 0700 when absent; a folder of ours with wider access
     is narrowed. Anything else there (another user's folder, a link, a file) is refused."""
     try:
@@ -87,7 +87,7 @@ def private_folder(state_dir: Path | None = None) -> Path | None:
     return None
 
 
-def peer_uid(sock: QLocalSocket) -> int | None:
+def peer_uid(sock: QLocalSocket) -> int | None:  # io-ok: a connected local socket, no wait
     """The user id at the other end of a connected local socket, or None where the platform
     cannot tell (not Linux): then only the private folder keeps other users out."""
     opt = getattr(socket, "SO_PEERCRED", None)
@@ -115,7 +115,7 @@ class SingleInstance(QObject):
     show_requested = Signal()
 
     def __init__(self, config_dir: Path, lock_dir: Path | None = None, parent: QObject | None = None,
-                 state_dir: Path | None = None) -> None:
+                 state_dir: Path | None = None) -> None:  # io-ok: built before the event loop starts
         super().__init__(parent)
         folder = lock_dir if lock_dir is not None else private_folder(state_dir)
         self.folder = folder
@@ -129,7 +129,7 @@ class SingleInstance(QObject):
             self._lock.setStaleLockTime(30_000)
         self.server: QLocalServer | None = None
 
-    def _tell_running(self, timeout_ms: int = 1500) -> bool:
+    def _tell_running(self, timeout_ms: int = 1500) -> bool:  # io-ok: claim(), before the event loop
         """Ask the instance listening at our path to show itself; False when nobody of ours is
         there (nothing listens, or the listener is another user's)."""
         sock = QLocalSocket()
@@ -146,7 +146,7 @@ class SingleInstance(QObject):
         sock.disconnectFromServer()
         return True
 
-    def claim(self) -> bool:
+    def claim(self) -> bool:  # io-ok: the single-instance lock, before the event loop starts
         """Become the running instance, or tell the running one to show itself (then False)."""
         if self._lock is None:
             log.warning("no private folder for the single-instance socket; starting without the check")

@@ -3,13 +3,15 @@
 The icon shows the app's state at a glance without changing size: normal, *needs review*
 (a red badge with the number of files waiting), paused (grey, with pause bars) and error (an
 amber "!"). The menu is rebuilt from the shell's state when it is about to show, so it is
-always current; nothing here decides anything or reads a file.
+always current; nothing here decides anything or reads a file. What the tray needs of the shell
+is :class:`TrayShell` (``ui/app.py``'s ``Shell`` is one), so this module imports nothing back.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import QEvent, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent
@@ -28,21 +30,77 @@ from PySide6.QtWidgets import (
 )
 
 from ..app.alerts import Notice
-from ..app.context import AppContext
 from .icon import hearth_icon
 from .safetext import PlainLabel, balloon_text, menu_text, one_line, tip
 
 if TYPE_CHECKING:
     from ..app.lifecycle import PersonaRow
-    from .app import Shell
 
 FIRST_PERSONA = "Create your first persona…"
+
+
+class TrayShell(Protocol):
+    """What the tray and the main window read (the shell's in-memory state) and ask (intents)."""
+
+    tray: TrayController | None
+    quitting: bool
+    state_changed: Any  # a Qt signal: the state moved
+
+    @property
+    def rows(self) -> tuple[PersonaRow, ...]: ...
+    @property
+    def rows_loaded(self) -> bool: ...
+    @property
+    def errors(self) -> dict[str, str]: ...
+    @property
+    def unread(self) -> int: ...
+    @property
+    def autostart_on(self) -> bool: ...
+    def waiting(self) -> dict[str, tuple[str, str, str]]: ...
+    def icon_state(self) -> tuple[str, int]: ...
+    def tooltip(self) -> str: ...
+    def row(self, persona: str) -> PersonaRow | None: ...
+    def refresh(self, first: bool = False) -> None: ...
+    def open_notice(self, notice: Notice | None) -> None: ...
+    def open_folder(self, path: str | Path, what: str = "folder") -> bool: ...
+    def check_in_now(self, persona: str) -> None: ...
+    def set_paused(self, persona: str, paused: bool) -> None: ...
+    def set_autostart(self, on: bool) -> None: ...
+    def show_chat(self, persona: str, alert: str | None = None) -> QWidget: ...
+    def show_review(self, persona: str | None = None, path: str | None = None) -> QWidget: ...
+    def show_welcome(self) -> QWidget: ...
+    def show_memory(self, persona: str) -> QWidget: ...
+    def show_notifications(self) -> QWidget: ...
+    def show_plugins(self) -> QWidget: ...
+    def show_mcp(self) -> QWidget: ...
+    def show_settings(self) -> QWidget: ...
+    def show_about(self) -> QWidget: ...
+    def show_main(self) -> QWidget: ...
+    def quit(self) -> None: ...
+
+
+def status_line(r: PersonaRow) -> str:
+    """A persona's status row: folder missing, or check-ins (paused / next) and drift."""
+    if not r.exists:
+        return "folder missing"
+    if r.paused:
+        hb = "check-ins paused"
+    elif r.interval_minutes <= 0:
+        hb = "check-ins off"
+    elif r.next_run is not None:
+        hb = f"next check-in {r.next_run.astimezone().strftime('%H:%M')}"
+    else:
+        hb = f"check-in every {r.interval_minutes:g} min"
+    if r.last_status == "failed":
+        hb += " (last one failed)"
+    drift = f"{r.waiting} change(s) to review" if r.waiting else "no changes waiting"
+    return f"{hb} · {drift}"
 
 
 class TrayController:
     """The tray icon (or, without a system tray, the main window) for one :class:`Shell`."""
 
-    def __init__(self, shell: Shell) -> None:
+    def __init__(self, shell: TrayShell) -> None:
         self.shell = shell
         shell.tray = self
         self.tray: QSystemTrayIcon | None = None
@@ -110,8 +168,6 @@ class TrayController:
         return act
 
     def _persona_menu(self, r: PersonaRow) -> QMenu:
-        from .app import status_line
-
         shell = self.shell
         title = r.name
         if not r.exists:
@@ -184,7 +240,7 @@ class TrayController:
 class MainWindow(QWidget):
     """The same actions as the tray menu, in a window (no tray, or a second launch)."""
 
-    def __init__(self, shell: Shell) -> None:
+    def __init__(self, shell: TrayShell) -> None:
         super().__init__()
         self.shell = shell
         self.setWindowTitle("Hearthside")
@@ -276,8 +332,6 @@ class MainWindow(QWidget):
         super().closeEvent(event)
 
     def refresh(self) -> None:
-        from .app import status_line
-
         shell = self.shell
         current = self.list.currentItem()
         keep = current.data(Qt.ItemDataRole.UserRole) if current is not None else None
@@ -318,10 +372,3 @@ class MainWindow(QWidget):
         self.memory_btn.setEnabled(r is not None)
         self.pause_btn.setText("Resume check-ins" if r is not None and r.paused else "Pause check-ins")
         self.review_btn.setText(f"Review changes ({r.waiting})…" if r is not None else "Review changes…")
-
-
-def run_tray(app: AppContext) -> int:
-    """The CLI's entry point for the tray (see :func:`hearthside.ui.app.run_app`)."""
-    from .app import run_app
-
-    return run_app(app)

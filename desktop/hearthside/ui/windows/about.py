@@ -17,11 +17,12 @@ from PySide6.QtWidgets import (
 )
 
 from ... import __version__
+from ..bridge import Bridge
 from ..icon import hearth_icon
 from ..safetext import PlainLabel, RichLabel, rich
 
 if TYPE_CHECKING:
-    from ..app import Shell
+    from ...app.context import AppContext
 
 MARKS = {"ok": "ok  ", "warn": "warn", "fail": "FAIL"}
 
@@ -37,9 +38,10 @@ def report_text(checks: list[Any]) -> str:
 
 
 class AboutWindow(QWidget):
-    def __init__(self, shell: Shell) -> None:
+    def __init__(self, app: AppContext, bridge: Bridge) -> None:
         super().__init__()
-        self.shell = shell
+        self.app = app
+        self.bridge = bridge
         self.setWindowTitle("About Hearthside")
         self.setWindowIcon(hearth_icon())
         layout = QVBoxLayout(self)
@@ -72,7 +74,8 @@ class AboutWindow(QWidget):
         from ...app.doctor import run_checks
 
         self.again_btn.setEnabled(False)
-        self.shell.bridge.call(lambda: run_checks(self.shell.app), self._show, self._failed)
+        app = self.app
+        self.bridge.call(lambda: run_checks(app), self._show, self._failed)
 
     def _show(self, checks: list[Any]) -> None:
         self.report.setPlainText(report_text(checks))

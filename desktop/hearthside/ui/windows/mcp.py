@@ -107,8 +107,6 @@ class McpWindow(ManageWindow):
         self.dialog: QDialog | None = None
         self.setWindowTitle("Hearthside — MCP servers")
         named(self, "MCP servers")
-        if getattr(app.mcp, "on_status", None) is None:
-            app.mcp.on_status = bridge.mcp_status.emit
         bridge.mcp_status.connect(self._status_changed)
 
         layout = QVBoxLayout(self)
@@ -307,16 +305,11 @@ class McpWindow(ManageWindow):
             self.reload()
             self.finished_action.emit("test")
 
-        try:
-            timeout = self.app.mcp.get(name).timeout * 3 + _GRACE
-        except McpConfigError as exc:
-            self._failed(exc)
-            return
-
         async def run() -> tuple[ServerStatus, list[Any]]:
             import asyncio
 
-            return await asyncio.wait_for(svc.test(name), timeout)
+            cfg = await asyncio.to_thread(svc.get, name)  # reads mcp.json: off the Qt thread and the loop
+            return await asyncio.wait_for(svc.test(name), cfg.timeout * 3 + _GRACE)
 
         self.call_async(run, done, self._failed)
 

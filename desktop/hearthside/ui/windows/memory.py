@@ -173,7 +173,7 @@ class MemoryWindow(ManageWindow):
         self.reload()
 
     # --- reading ---------------------------------------------------------------------
-    def _store(self) -> Any:
+    def _store(self) -> Any:  # io-ok: called only inside the work handed to call_bg
         return self.app.memory.store(self.persona)
 
     def reload(self) -> None:

@@ -8,6 +8,7 @@ Activating a check-in alert opens the persona's chat with it; a drift notice ope
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -23,12 +24,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ...app.alerts import is_drift_text
+from ...app.alerts import Alert, Notice, is_drift_text
+from ..bridge import Bridge
 from ..icon import hearth_icon
 from ..safetext import PlainLabel, tip
 
 if TYPE_CHECKING:
-    from ..app import Shell
+    from ...app.context import AppContext
 
 #: History status -> what the window says.
 STATUS_LABELS = {"notified": "notified", "duplicate": "silent (same alert within 24 h)", "failed": "failed"}
@@ -42,11 +44,14 @@ def when_label(iso: str) -> str:
 
 
 class NotificationsWindow(QWidget):
-    """A table: time, persona, text, status; newest first."""
+    """A table: time, persona, text, status; newest first. ``open_notice`` opens what a row is
+    about (the shell's: the chat with that alert, or the review)."""
 
-    def __init__(self, shell: Shell) -> None:
+    def __init__(self, app: AppContext, bridge: Bridge, open_notice: Callable[[Notice], None]) -> None:
         super().__init__()
-        self.shell = shell
+        self.app = app
+        self.bridge = bridge
+        self.open_notice = open_notice
         self.setWindowTitle("Hearthside — Notifications")
         self.setWindowIcon(hearth_icon())
         layout = QVBoxLayout(self)
@@ -81,8 +86,8 @@ class NotificationsWindow(QWidget):
         layout.addLayout(buttons)
         self.entries: list[Any] = []
         self.loaded = 0
-        shell.bridge.notification.connect(self._maybe_reload)
-        shell.bridge.heartbeat_outcome.connect(self._maybe_reload)
+        bridge.notification.connect(self._maybe_reload)
+        bridge.heartbeat_outcome.connect(self._maybe_reload)
         self.resize(720, 420)
 
     def _maybe_reload(self, *_: object) -> None:
@@ -90,8 +95,9 @@ class NotificationsWindow(QWidget):
             self.reload()
 
     def reload(self) -> None:
-        self.shell.bridge.call(self.shell.app.notifications.entries, self.show_entries,
-                               lambda exc: self.summary.setText(f"The history could not be read: {exc}"))
+        history = self.app.notifications
+        self.bridge.call(lambda: history.entries(), self.show_entries,
+                         lambda exc: self.summary.setText(f"The history could not be read: {exc}"))
 
     def show_entries(self, entries: list[Any]) -> None:
         self.entries = list(reversed(entries))
@@ -114,12 +120,11 @@ class NotificationsWindow(QWidget):
         if not 0 <= row < len(self.entries):
             return
         e = self.entries[row]
-        if is_drift_text(e.text):
-            self.shell.show_review(None if e.persona == "your soul" else e.persona)
-        elif e.status != "failed":
-            self.shell.show_chat(e.persona, e.text)
-        else:
-            self.shell.show_chat(e.persona)
+        if is_drift_text(e.text):  # the review of that persona's files ("your soul": the soul's)
+            alert = Alert("drift", "" if e.persona == "your soul" else e.persona, e.text)
+        else:  # the chat, with the alert unless the check-in failed
+            alert = Alert("checkin", e.persona, e.text if e.status != "failed" else "")
+        self.open_notice(Notice(e.persona, e.text, (alert,)))
 
     def keyPressEvent(self, event: Any) -> None:
         if event.key() == Qt.Key.Key_Escape:
