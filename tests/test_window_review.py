@@ -238,6 +238,7 @@ def test_approve_under_a_writer_records_only_what_was_shown(window, qtbot, app_c
     approval records exactly the text the window showed when it was pressed, never a newer one
     (a second read after the check let unseen text through, 3 of 60 on the old code)."""
     import threading
+    import time
 
     from hearthside.app.drift import DriftService
 
@@ -250,16 +251,17 @@ def test_approve_under_a_writer_records_only_what_was_shown(window, qtbot, app_c
         while not stop.is_set():
             n += 1
             atomic_save(persona / "SOUL.md", f"Version {n}.\n", "writer")
+            time.sleep(0)  # let the window's worker have the interpreter too on a busy machine
 
     thread = threading.Thread(target=writer, daemon=True)
     thread.start()
     approvals = refusals = 0
     try:
         for _ in range(60):
-            qtbot.waitUntil(lambda: window.item is not None and window.item.can_approve, timeout=WAIT)
+            qtbot.waitUntil(lambda: window.item is not None and window.item.can_approve, timeout=4 * WAIT)
             shown = "\n".join(r.text for r in window.item.rows if r.kind in ("add", "context"))
-            with qtbot.waitSignal(window.approved, timeout=WAIT) as blocker, \
-                    qtbot.waitSignal(window.refreshed, timeout=WAIT):
+            with qtbot.waitSignal(window.approved, timeout=4 * WAIT) as blocker, \
+                    qtbot.waitSignal(window.refreshed, timeout=4 * WAIT):
                 window.approve_button.click()
             if blocker.args[0]:
                 approvals += 1
