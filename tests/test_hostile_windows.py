@@ -290,7 +290,7 @@ def test_a_hostile_check_in_is_shown_as_text_in_notifications_and_the_tray(qtbot
 
     shell = Shell(app_context, opener=lambda p: True)
     ctl = TrayController(shell)
-    notes = NotificationsWindow(shell)
+    notes = NotificationsWindow(app_context, shell.bridge, shell.open_notice)
     qtbot.addWidget(notes)
     notes.resize(900, 500)
     notes.show()

@@ -111,7 +111,8 @@ class ReviewWindow(QWidget):
         self.shown: FileStatus | str | None = None
         self.message: PathMessage | None = None
         self.confirm_box: QMessageBox | None = None  # made by safetext.message_box
-        self._generation = 0
+        self._reading = False  # a snapshot is being read on a worker
+        self._again = False  # a refresh was asked for while it was
         self._stale = False
         self.setWindowTitle("Review changes — Hearthside")
         self.resize(900, 560)
@@ -191,11 +192,31 @@ class ReviewWindow(QWidget):
         self.refresh()
 
     def refresh(self) -> None:
-        """Re-read the waiting list and the shown file on a worker thread."""
-        self._generation += 1
-        gen, shown, drift = self._generation, self.shown, self.app.drift
+        """Re-read the waiting list and the shown file on a worker thread.
+
+        One read at a time: a refresh asked for while one runs is done once, right after it.
+        (Dropping every result a newer request had overtaken starved the window while a program
+        rewrote the file faster than it could be read: nothing was ever shown.)"""
+        if self._reading:
+            self._again = True
+            return
+        self._reading, self._again = True, False
+        shown, drift = self.shown, self.app.drift
         self.bridge.call(lambda: review_app.snapshot(drift, shown),
-                         lambda snap: self._apply(gen, snap), self._failed)
+                         lambda snap: self._read(shown, snap), self._read_failed)
+
+    def _read(self, shown: Any, snap: review_app.ReviewSnapshot) -> None:
+        self._reading = False
+        if shown is self.shown or shown == self.shown:
+            self._apply(snap)  # the newest complete reading of what is on screen
+        if self._again:
+            self.refresh()
+
+    def _read_failed(self, exc: BaseException) -> None:
+        self._reading = False
+        self._failed(exc)
+        if self._again:
+            self.refresh()
 
     def _on_drift(self, event: Any) -> None:
         if self.isVisible():
@@ -213,9 +234,7 @@ class ReviewWindow(QWidget):
         self.status.setText(f"Could not read the persona files: {exc}")
         self.refreshed.emit()
 
-    def _apply(self, gen: int, snap: review_app.ReviewSnapshot) -> None:
-        if gen != self._generation:
-            return  # a newer refresh is on its way
+    def _apply(self, snap: review_app.ReviewSnapshot) -> None:
         files = [f for f in snap.files if self.persona is None or f.persona == self.persona
                  or (isinstance(self.shown, str) and f.path == self.shown)]
         self.files = files
