@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import shlex
 import sys
 from collections.abc import Callable
@@ -107,22 +106,6 @@ class MessageLine(PlainLabel):
 
     def clear_message(self) -> None:
         self.say("", "")
-
-
-_CLI_ADVICE = (
-    re.compile(r"\s*\((?:see |run )?'hearthside [^']*'[^)]*\)"),
-    re.compile(r"[;,:]?\s*(?:run |use |with |see |enter it with:? |set the secret again with )?'hearthside [^']*'"),
-)
-
-
-def without_cli_advice(text: str) -> str:
-    """A service sentence without its advice to type a ``hearthside ...`` command: the window
-    offers the same action as a button, and names it in its own hint."""
-    out = text
-    for rx in _CLI_ADVICE:
-        out = rx.sub("", out)
-    out = out.strip()
-    return out if out else text
 
 
 def table(name: str, headers: list[str], widths: list[int]) -> QTreeWidget:
