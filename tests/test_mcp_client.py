@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from hearthside.adapters.mcp_client import SAFE_ENV_KEYS, McpConnection, OriginBoundTransport
 from hearthside.app.mcp import McpService
-from hearthside.core.errors import ErrorKind
 from hearthside.app.runtime import Runtime
+from hearthside.core.errors import ErrorKind
 from hearthside.core.mcpconfig import McpConfigError, SecretRef, ServerConfig, origin_of
 from hearthside.core.tools import Catalog, ToolEnv
 from mcp_helpers import HttpServerProcess, RawServer, stdio_command

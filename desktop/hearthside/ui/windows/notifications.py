@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ...app.alerts import is_drift_text
+from ...app.alerts import persona_label
 from ..icon import hearth_icon
 from ..safetext import PlainLabel, tip
 
@@ -99,7 +99,8 @@ class NotificationsWindow(QWidget):
         t = self.table
         t.setRowCount(len(self.entries))
         for i, e in enumerate(self.entries):
-            cells = [when_label(e.time), e.persona, e.text, STATUS_LABELS.get(e.status, e.status)]
+            who = persona_label(e.persona) if e.kind == "drift" else e.persona
+            cells = [when_label(e.time), who, e.text, STATUS_LABELS.get(e.status, e.status)]
             for j, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 item.setToolTip(tip(text) if j == 2 else "")
@@ -114,8 +115,8 @@ class NotificationsWindow(QWidget):
         if not 0 <= row < len(self.entries):
             return
         e = self.entries[row]
-        if is_drift_text(e.text):
-            self.shell.show_review(None if e.persona == "your soul" else e.persona)
+        if e.kind == "drift":
+            self.shell.show_review(e.persona or None)
         elif e.status != "failed":
             self.shell.show_chat(e.persona, e.text)
         else:
