@@ -176,24 +176,41 @@ def _word(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and isinstance(node.value, str)
 
 
+def _compare_hits(n: ast.Compare) -> bool:
+    left = n.left
+    for op, right in zip(n.ops, n.comparators, strict=True):
+        literal_set = isinstance(right, (ast.Tuple, ast.List, ast.Set, ast.Dict))
+        search = isinstance(op, (ast.In, ast.NotIn)) and _word(left) and not literal_set \
+            and (_phrase(left) or _texty(right))
+        if search or isinstance(op, (ast.Eq, ast.NotEq)) and (_phrase(left) or _phrase(right)):
+            return True
+        left = right
+    return False
+
+
+def _search_call(n: ast.Call) -> bool:
+    """``text.startswith("could not")``, ``reason.find("refused")`` and the like."""
+    if not (isinstance(n.func, ast.Attribute) and n.func.attr in _SEARCH_METHODS and n.args):
+        return False
+    first = n.args[0]
+    return (_word(first) or isinstance(first, ast.Tuple)) and (_texty(n.func.value) or _phrase(first))
+
+
+def _imports_re(n: ast.AST) -> bool:
+    # A window that needs a regular expression is taking a sentence apart (as the CLI advice
+    # used to be stripped): the service should hand over the parts instead.
+    return isinstance(n, ast.Import) and any(a.name == "re" for a in n.names) \
+        or isinstance(n, ast.ImportFrom) and n.module == "re"
+
+
 def text_branches(source: str) -> list[str]:
-    """Where ``source`` decides something by searching or comparing message text."""
+    """Where ``source`` decides something by searching, comparing or parsing message text."""
     found = []
     for n in ast.walk(ast.parse(source)):
-        if isinstance(n, ast.Compare):
-            left = n.left
-            for op, right in zip(n.ops, n.comparators, strict=True):
-                literal_set = isinstance(right, (ast.Tuple, ast.List, ast.Set, ast.Dict))
-                if isinstance(op, (ast.In, ast.NotIn)) and _word(left) and not literal_set \
-                        and (_phrase(left) or _texty(right)) or isinstance(op, (ast.Eq, ast.NotEq)) and (_phrase(left) or _phrase(right)):
-                    found.append(f"line {n.lineno}: {ast.unparse(n)}")
-                left = right
-        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _SEARCH_METHODS \
-                and n.args and (_word(n.args[0]) or isinstance(n.args[0], ast.Tuple)) \
-                and (_texty(n.func.value) or _phrase(n.args[0])) or isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("search", "match",
-                                                                                               "fullmatch", "sub") \
-                and any(_texty(a) for a in n.args[1:2]):
+        if isinstance(n, ast.Compare) and _compare_hits(n) or isinstance(n, ast.Call) and _search_call(n):
             found.append(f"line {n.lineno}: {ast.unparse(n)}")
+        elif _imports_re(n):
+            found.append(f"line {n.lineno}: regular expressions")
     return found
 
 
@@ -210,8 +227,7 @@ def failed(exc):
         pass
 def open_row(e):
     return None if e.persona == "your soul" else e.persona
-def strip(text):
-    return _RX.sub("", text)
+import re
 '''
     hits = text_branches(old)
     assert len(hits) == 6, hits
