@@ -29,10 +29,11 @@ from PySide6.QtWidgets import QApplication, QInputDialog, QSystemTrayIcon, QWidg
 from ..app.alerts import Notice
 from ..app.autostart import Autostart
 from ..app.context import AppContext
+from ..app.display import display_problem
 from ..app.lifecycle import Lifecycle, PersonaRow, recover_settings
 from ..app.notify import DesktopNotices, notifications_allowed
 from .bridge import Bridge
-from .dialogs import show_message
+from .dialogs import could_not_open, show_message
 from .icon import ERROR, NORMAL, PAUSED, REVIEW, hearth_icon
 
 if TYPE_CHECKING:
@@ -443,9 +444,7 @@ class Shell(QObject):
         p = Path(path)
         if self.opener(p):
             return True
-        self.dialogs.append(show_message(
-            "Could not open", f"The desktop could not open this {what}. Open it yourself; the path is below.",
-            str(p)))
+        self.dialogs.append(could_not_open(f"this {what}", str(p)))
         return False
 
     def check_in_now(self, persona: str) -> None:
@@ -536,17 +535,6 @@ def status_line(r: PersonaRow) -> str:
         hb += " (last one failed)"
     drift = f"{r.waiting} change(s) to review" if r.waiting else "no changes waiting"
     return f"{hb} · {drift}"
-
-
-def display_problem() -> str:
-    """A sentence when Qt has no screen to use (it would abort the process), else ""."""
-    if sys.platform.startswith("linux") and not os.environ.get("QT_QPA_PLATFORM"):
-        if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
-            return (
-                "There is no graphical display here (DISPLAY and WAYLAND_DISPLAY are unset). "
-                "Run 'hearthside --headless' to keep watching and checking in without a window."
-            )
-    return ""
 
 
 def run_app(app: AppContext) -> int:
