@@ -159,8 +159,11 @@ def _entry(d: dict[str, Any], status: HistoryStatus) -> HistoryEntry:
     """One stored line as an entry. Lines written before entries had a ``kind`` are told apart
     by how a drift line starts, once, here; the soul's old stored name becomes ""."""
     persona, text = str(d["persona"]), str(d["text"])
-    kind = d.get("kind")
-    if kind not in ("checkin", "drift"):
+    stored = d.get("kind")
+    kind: HistoryKind
+    if stored == "checkin" or stored == "drift":
+        kind = stored
+    else:
         kind = "drift" if is_drift_text(text) else "checkin"
         if kind == "drift" and persona == _OLD_SOUL_NAME:
             persona = ""

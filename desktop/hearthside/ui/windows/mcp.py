@@ -43,7 +43,7 @@ from ...core.mcpconfig import (
 )
 from ...core.redact import MASK, is_secret_name, redact
 from ..bridge import Bridge
-from ..safetext import Markup, PlainLabel, RichLabel, rich
+from ..safetext import Markup, RichLabel, rich
 from ..safetext import tip as safe_tip
 from .managekit import (
     SELECTABLE,
@@ -105,24 +105,18 @@ class McpWindow(ManageWindow):
     loaded = Signal()
 
     def __init__(self, app: AppContext, bridge: Bridge) -> None:
-        super().__init__()
-        self.app = app
-        self.bridge = bridge
+        super().__init__(app, bridge, "MCP servers", "MCP servers",
+                         "MCP servers give your personas more tools. Their secrets (tokens, keys) are "
+                         "kept in your system's keyring and never shown again.")
         self.entries: list[ServerEntry] = []
         self.statuses: dict[str, ServerStatus] = {}
         self.tools: dict[str, str] = {}
         self.dialog: QDialog | None = None
-        self.setWindowTitle("Hearthside — MCP servers")
-        named(self, "MCP servers")
         if getattr(app.mcp, "on_status", None) is None:
             app.mcp.on_status = bridge.mcp_status.emit
         bridge.mcp_status.connect(self._status_changed)
 
-        layout = QVBoxLayout(self)
-        intro = PlainLabel("MCP servers give your personas more tools. Their secrets (tokens, keys) are "
-                       "kept in your system's keyring and never shown again.")
-        intro.setWordWrap(True)
-        layout.addWidget(intro)
+        layout = self.body
         split = QSplitter(Qt.Orientation.Vertical)
         self.tree = table("Servers", ["Server", "Kind", "Added by", "Status"], [200, 70, 150])
         self.tree.currentItemChanged.connect(lambda *_: self._show_selected())
