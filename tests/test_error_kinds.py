@@ -45,7 +45,8 @@ def test_no_such_server_is_a_not_found_error_whose_cli_text_is_unchanged(app_con
 
 def test_a_status_as_json_keeps_the_whole_reason_and_names_its_kind() -> None:
     st = ServerStatus("a", "failed", "authentication failed (HTTP 401): the server refused the credentials",
-                      kind=ErrorKind.AUTHENTICATION, advice="; set the secret again with 'hearthside mcp set-secret a K'")
+                      kind=ErrorKind.AUTHENTICATION,
+                      advice="; set the secret again with 'hearthside mcp set-secret a K'")
     d = st.as_dict()
     assert d["reason"] == st.reason + st.advice and d["kind"] == "authentication"
 

@@ -514,7 +514,8 @@ class McpConnection:
                     raise McpConnectError(str(exc)) from None
                 if value is None:
                     key = url_secret_key(k) if what.endswith("?") else k
-                    raise McpConnectError(f"the secret for {what.rstrip(' ?')} {k} is not set", ErrorKind.SECRET_MISSING,
+                    raise McpConnectError(f"the secret for {what.rstrip(' ?')} {k} is not set",
+                                          ErrorKind.SECRET_MISSING,
                                           f": run 'hearthside mcp set-secret {self.name} {key}'")
                 register_secret(value)
                 out[k] = value

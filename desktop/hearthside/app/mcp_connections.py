@@ -91,7 +91,8 @@ class McpConnections:
         for s in self.servers():
             if s.name == name:
                 return s
-        raise McpConfigError(f"there is no MCP server named {name!r}", ErrorKind.NOT_FOUND, " (see 'hearthside mcp list')")
+        raise McpConfigError(f"there is no MCP server named {name!r}", ErrorKind.NOT_FOUND,
+                             " (see 'hearthside mcp list')")
 
     # --- sessions ------------------------------------------------------------------------
 
