@@ -43,6 +43,17 @@ def test_no_such_server_is_a_not_found_error_whose_cli_text_is_unchanged(app_con
     assert "hearthside" not in got.value.sentence
 
 
+def test_no_such_persona_is_not_found_and_the_window_sentence_has_no_command(app_context) -> None:  # type: ignore[no-untyped-def]
+    from hearthside.app.personas import PersonaError
+
+    with pytest.raises(PersonaError) as got:
+        app_context.personas.get("Nobody")
+    assert got.value.kind is ErrorKind.NOT_FOUND
+    assert str(got.value) == ("There is no persona named 'Nobody'. Run 'hearthside persona list' to see them, "
+                              "or 'hearthside persona new Nobody' to create it.")
+    assert sentence_of(got.value) == "There is no persona named 'Nobody'."
+
+
 def test_a_status_as_json_keeps_the_whole_reason_and_names_its_kind() -> None:
     st = ServerStatus("a", "failed", "authentication failed (HTTP 401): the server refused the credentials",
                       kind=ErrorKind.AUTHENTICATION,

@@ -32,6 +32,7 @@ from ..app.context import AppContext
 from ..app.display import display_problem
 from ..app.lifecycle import Lifecycle, PersonaRow, recover_settings
 from ..app.notify import DesktopNotices, notifications_allowed
+from ..core.errors import sentence_of
 from .bridge import Bridge
 from .dialogs import could_not_open, show_message
 from .icon import ERROR, NORMAL, PAUSED, REVIEW, hearth_icon
@@ -361,7 +362,7 @@ class Shell(QObject):
             return
 
         def failed(exc: BaseException) -> None:
-            self.dialogs.append(show_message("Persona not created", str(exc)))
+            self.dialogs.append(show_message("Persona not created", sentence_of(exc)))
 
         def done(path: Path) -> None:
             self.dialogs.append(show_message(
