@@ -337,14 +337,14 @@ class McpConnection:
                                     self.cfg.source, skipped, renamed, kind, redact(advice))
         if state in ("connected", "failed") and reason != "closed":
             log.info("MCP server %s %s%s", self.name, state, f" ({self._status.told})" if reason else "")
-
-    def _failed(self, why: McpConnectError) -> None:
-        self._set("failed", why.sentence, kind=why.kind, advice=why.advice)
         if self._on_status is not None:
             try:
                 self._on_status(self._status)
             except Exception:
                 log.exception("status listener failed")
+
+    def _failed(self, why: McpConnectError) -> None:
+        self._set("failed", why.sentence, kind=why.kind, advice=why.advice)
 
     async def _supervise(self) -> None:
         assert self._first_done is not None and self._closing is not None
