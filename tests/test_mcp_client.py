@@ -15,6 +15,7 @@ import pytest
 from hearthside.adapters.mcp_client import SAFE_ENV_KEYS, McpConnection, OriginBoundTransport
 from hearthside.app.mcp import McpService
 from hearthside.app.runtime import Runtime
+from hearthside.core.errors import ErrorKind
 from hearthside.core.mcpconfig import McpConfigError, SecretRef, ServerConfig, origin_of
 from hearthside.core.tools import Catalog, ToolEnv
 from mcp_helpers import HttpServerProcess, RawServer, stdio_command
@@ -88,7 +89,10 @@ def test_server_answering_401_fails_with_an_authentication_reason(service: McpSe
             (status,) = runtime.run(service.connect_all(), timeout=60)
             assert status.state == "failed"
             assert "authentication" in status.reason and "401" in status.reason
-            assert "set-secret locked Authorization" in status.reason
+            assert status.kind is ErrorKind.AUTHENTICATION
+            # the command-line advice is kept apart from the sentence; the CLI says both
+            assert "set-secret" not in status.reason and "set-secret locked Authorization" in status.advice
+            assert status.told == status.reason + status.advice
             assert srv.requests and srv.requests[0]["authorization"] == TOKEN  # sent to its own origin
         finally:
             runtime.run(service.close(), timeout=30)
@@ -229,7 +233,8 @@ def test_server_whose_secret_was_never_entered_says_how_to_enter_it(
     try:
         (status,) = runtime.run(service.connect_all(), timeout=60)
         assert status.state == "failed"
-        assert "not set" in status.reason and "hearthside mcp set-secret nokey Authorization" in status.reason
+        assert "not set" in status.reason and "hearthside mcp set-secret nokey Authorization" in status.told
+        assert status.kind is ErrorKind.SECRET_MISSING and "hearthside" not in status.reason
     finally:
         runtime.run(service.close(), timeout=30)
 

@@ -56,7 +56,7 @@ def test_pack_server_secret_goes_to_the_keyring_and_reaches_the_child(service: M
     try:
         statuses = {s.name: s for s in rt.run(service.connect_all(), timeout=60)}
         assert statuses["packed"].state == "connected", statuses["packed"].reason
-        assert statuses["web"].state == "failed" and "set-secret web Authorization" in statuses["web"].reason
+        assert statuses["web"].state == "failed" and "set-secret web Authorization" in statuses["web"].told
         tool = next(t for t in service.tools() if t.spec.name == "mcp__packed__env_digest")
         got = rt.run(tool.execute({"name": "PACK_TOKEN"}, ToolEnv()), timeout=30).content
         assert got == hashlib.sha256(secret.encode()).hexdigest()

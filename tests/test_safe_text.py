@@ -220,6 +220,7 @@ def test_every_window_shows_hostile_service_text_as_text(qtbot, app_context, red
         persona = bad
         text = bad
         status = "unread"
+        kind = "checkin"
         path = ""
 
     notes.show_entries([Entry()])

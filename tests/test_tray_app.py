@@ -336,6 +336,28 @@ def test_notifications_window_shows_history_newest_first(make_shell, app_context
     assert rows[0][0] > rows[2][0]
 
 
+def test_notifications_window_opens_a_line_by_its_kind_not_by_its_words(  # type: ignore[no-untyped-def]
+        make_shell, app_context, qtbot, monkeypatch) -> None:
+    from datetime import UTC, datetime
+
+    h = app_context.notifications
+    t = datetime(2026, 1, 1, 9, 0, tzinfo=UTC)
+    # A check-in reply that happens to start like a file-change line is still Kip's alert.
+    h.append("Kip", "Edited by hand: your calendar, so I moved the 3pm sync", "notified", t)
+    h.append("", "Edited by hand: soul.md changed since you approved it", "notified", t, kind="drift")
+    shell = make_shell(start=False)
+    opened: list[tuple[str, Any]] = []
+    monkeypatch.setattr(shell, "show_chat", lambda p, alert=None: opened.append(("chat", p)))
+    monkeypatch.setattr(shell, "show_review", lambda p=None, path=None: opened.append(("review", p)))
+    w = shell.show_notifications()
+    qtbot.waitUntil(lambda: w.table.rowCount() == 2, timeout=10_000)
+    rows = {w.table.item(r, 1).text(): r for r in range(2)}
+    assert set(rows) == {"Kip", "your soul"}
+    w.open_row(rows["Kip"])
+    w.open_row(rows["your soul"])
+    assert opened == [("chat", "Kip"), ("review", None)]
+
+
 def test_without_tray_or_notification_service_the_window_and_list_still_work(  # type: ignore[no-untyped-def]
         make_shell, two_personas, app_context, qtbot, monkeypatch) -> None:
     monkeypatch.delenv("DBUS_SESSION_BUS_ADDRESS", raising=False)

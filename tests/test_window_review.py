@@ -119,12 +119,12 @@ def test_open_in_editor_and_show_in_folder_fall_back_to_the_path_with_copy(windo
     window.editor_button.click()
     assert window.opened == [str(persona / "SOUL.md")]
     msg = window.message
-    assert msg is not None and msg.isVisible() and msg.path_label.text() == str(persona / "SOUL.md")
+    assert msg is not None and msg.isVisible() and msg.path_field.text() == str(persona / "SOUL.md")
     msg.copy_button.click()
     assert QGuiApplication.clipboard().text() == str(persona / "SOUL.md")
     window.folder_button.click()
     assert window.opened[-1] == str(persona)
-    assert window.message.path_label.text() == str(persona)
+    assert window.message.path_field.text() == str(persona)
 
 
 def test_a_second_edit_of_the_shown_file_refreshes_the_diff(window, qtbot, app_context, persona) -> None:  # type: ignore[no-untyped-def]

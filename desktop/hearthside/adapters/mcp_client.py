@@ -30,6 +30,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
+from ..core.errors import ErrorKind, ServiceError
 from ..core.mcpconfig import (
     SecretRef,
     ServerConfig,
@@ -82,8 +83,9 @@ SecretResolver = Callable[[str], "str | None"]
 StatusListener = Callable[["ServerStatus"], None]
 
 
-class McpConnectError(Exception):
-    """A connection attempt failed; the message is the user-facing reason (already redacted)."""
+class McpConnectError(ServiceError):
+    """A connection attempt failed: the user-facing reason (already redacted), its kind, and
+    the command-line advice kept apart (see :mod:`hearthside.core.errors`)."""
 
 
 def minimal_env(given: Mapping[str, str]) -> dict[str, str]:
@@ -142,24 +144,30 @@ def _root_causes(exc: BaseException) -> list[BaseException]:
     return [exc]
 
 
-def describe_error(exc: BaseException) -> str:
-    """A short, redacted sentence for an exception from connecting or calling."""
+def describe(exc: BaseException) -> McpConnectError:
+    """A short, redacted sentence and its kind for an exception from connecting or calling."""
     causes = [c for c in _root_causes(exc) if not isinstance(c, (asyncio.CancelledError,))] or [exc]
     c = causes[0]
     if isinstance(c, McpConnectError):
-        return str(c)
+        return c
     if isinstance(c, MCPError):
-        return redact(f"the server answered with an error: {c.error.message}")
+        return McpConnectError(redact(f"the server answered with an error: {c.error.message}"))
     if isinstance(c, httpx2.ConnectError):
-        return "could not connect (connection refused or host unreachable)"
+        return McpConnectError("could not connect (connection refused or host unreachable)", ErrorKind.UNREACHABLE)
     if isinstance(c, httpx2.TimeoutException):
-        return "the server did not answer in time"
+        return McpConnectError("the server did not answer in time", ErrorKind.TIMED_OUT)
     if isinstance(c, FileNotFoundError):
-        return redact(f"the command was not found: {c.filename or c}")
+        return McpConnectError(redact(f"the command was not found: {c.filename or c}"), ErrorKind.NOT_FOUND)
     if isinstance(c, PermissionError):
-        return redact(f"the command could not be run: {c}")
+        return McpConnectError(redact(f"the command could not be run: {c}"))
     msg = str(c) or type(c).__name__
-    return redact(f"{type(c).__name__}: {msg}")
+    return McpConnectError(redact(f"{type(c).__name__}: {msg}"))
+
+
+def describe_error(exc: BaseException) -> str:
+    """A short, redacted sentence for an exception from connecting or calling (with any
+    command-line advice: it goes to the model or the log, not to a window)."""
+    return str(describe(exc))
 
 
 class McpTool:
@@ -304,7 +312,8 @@ class McpConnection:
     async def _call_tool(self, tool: str, args: dict[str, Any]) -> ToolResult:
         session = self._session
         if session is None or self._status.state != "connected":
-            return ToolResult.error(f"MCP server {self.name} is not connected: {self._status.reason or self._status.state}")
+            why = self._status.told or self._status.state
+            return ToolResult.error(f"MCP server {self.name} is not connected: {why}")
         try:
             with anyio.fail_after(self.cfg.timeout):
                 result = await session.call_tool(tool, args)
@@ -322,16 +331,20 @@ class McpConnection:
     # --- supervision ---------------------------------------------------------------------
 
     def _set(self, state: ServerState, reason: str = "", tools: int = 0,
-             skipped: tuple[tuple[str, str], ...] = (), renamed: tuple[tuple[str, str], ...] = ()) -> None:
+             skipped: tuple[tuple[str, str], ...] = (), renamed: tuple[tuple[str, str], ...] = (),
+             kind: ErrorKind = ErrorKind.NONE, advice: str = "") -> None:
         self._status = ServerStatus(self.name, state, redact(reason), tools, self.cfg.transport,
-                                    self.cfg.source, skipped, renamed)
+                                    self.cfg.source, skipped, renamed, kind, redact(advice))
         if state in ("connected", "failed") and reason != "closed":
-            log.info("MCP server %s %s%s", self.name, state, f" ({self._status.reason})" if reason else "")
+            log.info("MCP server %s %s%s", self.name, state, f" ({self._status.told})" if reason else "")
         if self._on_status is not None:
             try:
                 self._on_status(self._status)
             except Exception:
                 log.exception("status listener failed")
+
+    def _failed(self, why: McpConnectError) -> None:
+        self._set("failed", why.sentence, kind=why.kind, advice=why.advice)
 
     async def _supervise(self) -> None:
         assert self._first_done is not None and self._closing is not None
@@ -339,20 +352,17 @@ class McpConnection:
         try:
             while not self._closing.is_set():
                 self.attempts += 1
-                lost = ""
+                lost: McpConnectError | None = None
                 try:
                     lost = await self._one_session()
                     failures = 0
-                except McpConnectError as exc:
-                    self._set("failed", str(exc))
-                    failures += 1
                 except Exception as exc:  # noqa: BLE001 - every failure becomes a status
-                    self._set("failed", describe_error(exc))
+                    self._failed(describe(exc))
                     failures += 1
                 finally:
                     self._session = None
-                if lost:
-                    self._set("failed", lost)
+                if lost is not None:
+                    self._failed(lost)
                 self._first_done.set()
                 if not self._reconnect or self._closing.is_set():
                     return
@@ -373,8 +383,8 @@ class McpConnection:
             if self._trouble is not None:
                 self._trouble.set()
 
-    async def _one_session(self) -> str:
-        """Connect, list tools, then watch the session. Returns why it ended ("" when closed)."""
+    async def _one_session(self) -> McpConnectError | None:
+        """Connect, list tools, then watch the session. Returns why it ended (None when closed)."""
         cfg = self.cfg
         self._http_status = None
         self._last_transport_error = None
@@ -390,18 +400,22 @@ class McpConnection:
                 with anyio.fail_after(cfg.timeout):
                     await session.initialize()
             except TimeoutError:
-                raise McpConnectError(self._explain(f"timed out after {cfg.timeout:g} s while connecting")) from None
+                raise self._explain(McpConnectError(f"timed out after {cfg.timeout:g} s while connecting",
+                                                    ErrorKind.TIMED_OUT)) from None
             except McpConnectError:
                 raise
             except Exception as exc:  # noqa: BLE001
-                raise McpConnectError(self._explain(describe_error(exc))) from None
+                raise self._explain(describe(exc)) from None
             try:
                 with anyio.fail_after(cfg.timeout):
                     tools, skipped, renamed = await self._list_tools(session)
             except TimeoutError:
-                raise McpConnectError(f"timed out after {cfg.timeout:g} s while listing tools") from None
+                raise McpConnectError(f"timed out after {cfg.timeout:g} s while listing tools",
+                                      ErrorKind.TIMED_OUT) from None
             except Exception as exc:  # noqa: BLE001
-                raise McpConnectError(self._explain("listing tools failed: " + describe_error(exc))) from None
+                why = describe(exc)
+                raise self._explain(McpConnectError("listing tools failed: " + why.sentence, why.kind,
+                                                    why.advice)) from None
             self._session = session
             self._tools = tools
             parts = []
@@ -413,23 +427,28 @@ class McpConnection:
             self._first_done.set()  # type: ignore[union-attr]
             return await self._watch(session)
 
-    def _explain(self, fallback: str) -> str:
+    def _explain(self, fallback: McpConnectError) -> McpConnectError:
+        """The most useful account of a failed attempt: what HTTP status or the server's own
+        error output says, else ``fallback``."""
         code = self._http_status
         if code in (401, 403):
             keys = list(self.cfg.secret_refs()) or ["Authorization"]
-            return (f"authentication failed (HTTP {code}): the server refused the credentials; set the "
-                    f"secret again with 'hearthside mcp set-secret {self.name} {keys[0]}'")
+            return McpConnectError(f"authentication failed (HTTP {code}): the server refused the credentials",
+                                   ErrorKind.AUTHENTICATION,
+                                   f"; set the secret again with 'hearthside mcp set-secret {self.name} {keys[0]}'")
+        text = fallback.sentence
         if self.cfg.transport == "stdio" and self._errlog is not None:
             tail = self._stderr_tail()
             exited = "the server process exited or closed its output during start-up"
-            if "Connection closed" in fallback or "closed" in fallback.lower():
-                return redact(exited + (f": {tail}" if tail else ""))
+            # the SDK's own words for a child that went away (its exception type varies)
+            if "Connection closed" in text or "closed" in text.lower():
+                return McpConnectError(redact(exited + (f": {tail}" if tail else "")))
             if tail:
-                return redact(f"{fallback} (server said: {tail})")
+                return McpConnectError(redact(f"{text} (server said: {tail})"), fallback.kind, fallback.advice)
         if code is not None and code >= 400:
-            return f"the server answered HTTP {code}: {fallback}"
-        if self._last_transport_error is not None and "timed out" not in fallback:
-            return describe_error(self._last_transport_error)
+            return McpConnectError(f"the server answered HTTP {code}: {text}", fallback.kind, fallback.advice)
+        if self._last_transport_error is not None and fallback.kind is not ErrorKind.TIMED_OUT:
+            return describe(self._last_transport_error)
         return fallback
 
     def _stderr_tail(self) -> str:
@@ -495,10 +514,9 @@ class McpConnection:
                     raise McpConnectError(str(exc)) from None
                 if value is None:
                     key = url_secret_key(k) if what.endswith("?") else k
-                    raise McpConnectError(
-                        f"the secret for {what.rstrip(' ?')} {k} is not set: run "
-                        f"'hearthside mcp set-secret {self.name} {key}'"
-                    )
+                    raise McpConnectError(f"the secret for {what.rstrip(' ?')} {k} is not set",
+                                          ErrorKind.SECRET_MISSING,
+                                          f": run 'hearthside mcp set-secret {self.name} {key}'")
                 register_secret(value)
                 out[k] = value
             else:
@@ -552,7 +570,7 @@ class McpConnection:
                 break
         return tools, skipped, renamed
 
-    async def _watch(self, session: ClientSession) -> str:
+    async def _watch(self, session: ClientSession) -> McpConnectError | None:
         assert self._closing is not None and self._trouble is not None
         while not self._closing.is_set():
             self._trouble.clear()
@@ -563,12 +581,14 @@ class McpConnection:
                 for w in waiters:
                     w.cancel()
             if self._closing.is_set():
-                return ""
+                return None
             try:
                 with anyio.fail_after(self.cfg.timeout):
                     await session.send_ping()
             except TimeoutError:
-                return f"connection lost: no answer to a ping within {self.cfg.timeout:g} s; reconnecting"
+                return McpConnectError(f"connection lost: no answer to a ping within {self.cfg.timeout:g} s; "
+                                       "reconnecting", ErrorKind.TIMED_OUT)
             except Exception as exc:  # noqa: BLE001
-                return "connection lost: " + self._explain(describe_error(exc)) + "; reconnecting"
-        return ""
+                why = self._explain(describe(exc))
+                return McpConnectError(f"connection lost: {why.sentence}; reconnecting", why.kind, why.advice)
+        return None

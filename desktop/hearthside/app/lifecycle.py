@@ -221,7 +221,7 @@ class Lifecycle:
         for a in notice.alerts:
             if a.kind == "drift":
                 try:
-                    history.append(a.persona or "your soul", a.text, "notified")
+                    history.append(a.persona, a.text, "notified", kind="drift")
                 except Exception as exc:  # noqa: BLE001
                     log.warning("notification history not written: %s", exc)
         self.events.show(notice)

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..core.errors import ErrorKind
 from ..core.mcpconfig import McpConfig, McpConfigError, ServerConfig, ServerStatus, with_secret
 from ..core.secrets import SecretStore, SecretStoreError
 from ..core.tools import Catalog, Tool
@@ -55,7 +56,7 @@ class ServerEntry:
 
 
 def _no_such_server(name: str) -> McpConfigError:
-    return McpConfigError(f"there is no MCP server named {name!r} (see 'hearthside mcp list')")
+    return McpConfigError(f"there is no MCP server named {name!r}", ErrorKind.NOT_FOUND, " (see 'hearthside mcp list')")
 
 
 class McpService:

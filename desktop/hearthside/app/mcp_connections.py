@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from ..core.errors import ErrorKind
 from ..core.mcpconfig import (
     McpConfig,
     McpConfigError,
@@ -90,7 +91,8 @@ class McpConnections:
         for s in self.servers():
             if s.name == name:
                 return s
-        raise McpConfigError(f"there is no MCP server named {name!r} (see 'hearthside mcp list')")
+        raise McpConfigError(f"there is no MCP server named {name!r}", ErrorKind.NOT_FOUND,
+                             " (see 'hearthside mcp list')")
 
     # --- sessions ------------------------------------------------------------------------
 
@@ -151,7 +153,8 @@ class McpConnections:
             elif not cfg.enabled:
                 out.append(ServerStatus(cfg.name, "disabled", "disabled in mcp.json", 0, cfg.transport, cfg.source))
             else:
-                out.append(ServerStatus(cfg.name, "failed", "not connected yet", 0, cfg.transport, cfg.source))
+                out.append(ServerStatus(cfg.name, "failed", "not connected yet", 0, cfg.transport, cfg.source,
+                                        kind=ErrorKind.NOT_CONNECTED_YET))
         return out
 
     def tools(self) -> list[Tool]:

@@ -28,7 +28,7 @@ from ..adapters.notifications import ClickableNotifications, DesktopNotifier
 from ..core.boundedread import read_text_bounded
 from ..core.redact import redact
 from ..core.safeparse import loads_json
-from .alerts import Notice
+from .alerts import Notice, is_drift_text
 
 __all__ = ["DesktopNotices", "DesktopNotifier", "FanoutNotifier", "HistoryEntry", "LogNotifier",
            "NotificationHistory", "Notifier", "default_notifier"]
@@ -75,16 +75,23 @@ class FanoutNotifier:
 
 HistoryStatus = Literal["notified", "duplicate", "failed"]
 _HISTORY_STATUSES: frozenset[str] = frozenset(get_args(HistoryStatus))
+#: What a history line is about: a check-in alert or a file change (drift).
+HistoryKind = Literal["checkin", "drift"]
+#: How history files written before lines had a ``kind`` named the user soul.
+_OLD_SOUL_NAME = "your soul"
 
 
 @dataclass(frozen=True)
 class HistoryEntry:
-    """One line of the notification history. ``status``: notified, duplicate or failed."""
+    """One line of the notification history. ``status``: notified, duplicate or failed;
+    ``kind``: a check-in alert or a file change; ``persona`` is "" for the user soul (shown as
+    "your soul", never stored as a name a persona could also have)."""
 
     persona: str
     time: str
     text: str
     status: HistoryStatus
+    kind: HistoryKind = "checkin"
 
     @property
     def when(self) -> datetime:
@@ -117,7 +124,7 @@ class NotificationHistory:
                 status = d["status"]
                 if status not in _HISTORY_STATUSES:
                     continue  # not a line Hearthside wrote
-                entry = HistoryEntry(str(d["persona"]), str(d["time"]), str(d["text"]), status)
+                entry = _entry(d, status)
                 if entry.when.tzinfo is None:  # a time that does not parse, or has no zone, is damage
                     continue
                 out.append(entry)
@@ -125,10 +132,11 @@ class NotificationHistory:
                 continue  # a damaged line is skipped, the rest stays readable
         return out
 
-    def append(self, persona: str, text: str, status: HistoryStatus, when: datetime | None = None) -> HistoryEntry:
+    def append(self, persona: str, text: str, status: HistoryStatus, when: datetime | None = None,
+               kind: HistoryKind = "checkin") -> HistoryEntry:
         when = when or datetime.now(UTC)
         # The same redaction as the log: a check-in reply may echo a known secret.
-        entry = HistoryEntry(persona, when.isoformat(), redact(text), status)
+        entry = HistoryEntry(persona, when.isoformat(), redact(text), status, kind)
         try:
             with self._mutex, self._lock():
                 kept = self.entries()[-(self.max_entries - 1):] if self.max_entries > 1 else []
@@ -148,6 +156,21 @@ class NotificationHistory:
                 except ValueError:
                     continue
         return out
+
+
+def _entry(d: dict[str, Any], status: HistoryStatus) -> HistoryEntry:
+    """One stored line as an entry. Lines written before entries had a ``kind`` are told apart
+    by how a drift line starts, once, here; the soul's old stored name becomes ""."""
+    persona, text = str(d["persona"]), str(d["text"])
+    stored = d.get("kind")
+    kind: HistoryKind
+    if stored == "checkin" or stored == "drift":
+        kind = stored
+    else:
+        kind = "drift" if is_drift_text(text) else "checkin"
+        if kind == "drift" and persona == _OLD_SOUL_NAME:
+            persona = ""
+    return HistoryEntry(persona, str(d["time"]), text, status, kind)
 
 
 def default_notifier() -> Notifier:

@@ -19,13 +19,15 @@ from importlib import resources
 from pathlib import Path
 
 from ..core.compose import BOOTSTRAP_ORDER, Composition, bootstrap_files, compose_persona
+from ..core.errors import ErrorKind, ServiceError
 from ..core.persona import folder_problem, validate_persona_name
 from .paths import AppPaths
 from .settings import SettingsStore
 
 
-class PersonaError(Exception):
-    """A persona action the user asked for could not be done; the message says why."""
+class PersonaError(ServiceError):
+    """A persona action the user asked for could not be done; the message says why (its kind
+    and command-line advice kept apart, see :mod:`hearthside.core.errors`)."""
 
 
 @dataclass(frozen=True)
@@ -154,7 +156,7 @@ class PersonaService:
         """Stop listing an added folder (by persona name or path); its files are left alone."""
         info = next((i for i in self.list() if i.name == name or str(i.path) == name), None)
         if info is None:
-            raise PersonaError(f"There is no persona named {name!r}.")
+            raise PersonaError(f"There is no persona named {name!r}.", ErrorKind.NOT_FOUND)
         if info.source != "added":
             raise PersonaError(
                 f"{info.name} lives in Hearthside's own persona folder ({info.path}); Hearthside "
@@ -193,11 +195,11 @@ class PersonaService:
                     )
                 return info
         if validate_persona_name(name):
-            raise PersonaError(f"There is no persona named {name!r}. Run 'hearthside persona list' to see them.")
-        raise PersonaError(
-            f"There is no persona named {name!r}. Run 'hearthside persona list' to see them, "
-            f"or 'hearthside persona new {name}' to create it."
-        )
+            raise PersonaError(f"There is no persona named {name!r}.", ErrorKind.NOT_FOUND,
+                               " Run 'hearthside persona list' to see them.")
+        raise PersonaError(f"There is no persona named {name!r}.", ErrorKind.NOT_FOUND,
+                           " Run 'hearthside persona list' to see them, "
+                           f"or 'hearthside persona new {name}' to create it.")
 
     def compose(self, folder: str | os.PathLike[str], exclude: frozenset[str] = frozenset(),
                 approved_links: Mapping[str, str] | None = None) -> Composition:

@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from ..app.alerts import persona_label
 from .common import HandledError, echo, emit_json, get_app, json_option, require_persona
 from .running import connect_mcp
 
@@ -65,12 +66,14 @@ def history_cmd(ctx: click.Context, persona: str, as_json: bool) -> None:
     if persona and not entries:
         require_persona(app, persona)  # a typo in the name is not "nothing happened yet"
     if as_json:
-        emit_json([{"persona": e.persona, "time": e.time, "text": e.text, "status": e.status} for e in entries])
+        emit_json([{"persona": e.persona, "time": e.time, "text": e.text, "status": e.status, "kind": e.kind}
+                   for e in entries])
         return
     if not entries:
         echo(f"No notifications from {persona} yet." if persona else "No notifications yet.")
     for e in entries:
-        echo(f"{_local_time(e.time)}\t{e.persona}\t{e.status}\t{e.text}")
+        who = persona_label(e.persona) if e.kind == "drift" else e.persona
+        echo(f"{_local_time(e.time)}\t{who}\t{e.status}\t{e.text}")
 
 
 def _local_time(stamp: str) -> str:

@@ -120,7 +120,7 @@ def _connect_one(app: Any, name: str) -> tuple[Any, list[Any]]:
 
 def _not_connected(name: str, status: Any) -> HandledError:
     verb = "failed" if status.state == "failed" else f"is {status.state}"
-    return HandledError(f"MCP server {name} {verb}: {status.reason}")
+    return HandledError(f"MCP server {name} {verb}: {status.told}")
 
 
 @mcp.command("tools")

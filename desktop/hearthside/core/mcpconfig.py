@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from .errors import ErrorKind, ServiceError
 from .loopback import is_loopback_host
 from .redact import MASK, is_secret_name, is_secret_query_name, looks_secret, looks_token
 
@@ -51,8 +52,9 @@ EnvFileReader = Callable[[str], tuple[str | None, str]]
 Transport = Literal["stdio", "http"]
 
 
-class McpConfigError(ValueError):
-    """A configuration Hearthside refuses; the message says what is wrong and what to do."""
+class McpConfigError(ServiceError, ValueError):
+    """A configuration Hearthside refuses; the message says what is wrong and what to do
+    (its kind and command-line advice as :class:`~hearthside.core.errors.ServiceError` keeps them)."""
 
 
 @dataclass(frozen=True)
@@ -235,9 +237,20 @@ class ServerStatus:
     skipped_tools: tuple[tuple[str, str], ...] = field(default=())
     #: Tools whose name did not fit ``mcp__<server>__<tool>``: ``(name shown, full name)``.
     renamed_tools: tuple[tuple[str, str], ...] = field(default=())
+    #: What kind of failure ``reason`` describes; windows decide on this, never on the words.
+    kind: ErrorKind = ErrorKind.NONE
+    #: Advice to run a ``hearthside`` command, appended to ``reason`` by the command line only
+    #: (a window offers the action as a button instead); it carries its own leading punctuation.
+    advice: str = ""
+
+    @property
+    def told(self) -> str:
+        """The reason as the command line says it: with its advice."""
+        return self.reason + self.advice
 
     def as_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "state": self.state, "reason": self.reason, "tools": self.tools,
+        return {"name": self.name, "state": self.state, "reason": self.told, "kind": str(self.kind),
+                "tools": self.tools,
                 "transport": self.transport, "source": self.source,
                 "renamed": [{"name": a, "tool": b} for a, b in self.renamed_tools],
                 "skipped": [{"tool": a, "reason": b} for a, b in self.skipped_tools]}

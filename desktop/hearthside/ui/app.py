@@ -25,10 +25,11 @@ from PySide6.QtWidgets import QApplication, QSystemTrayIcon, QWidget
 from ..app.alerts import Notice
 from ..app.autostart import Autostart
 from ..app.context import AppContext
+from ..app.display import display_problem
 from ..app.lifecycle import Lifecycle, PersonaRow, recover_settings
 from ..app.notify import DesktopNotices, notification_prefs
 from .bridge import Bridge
-from .dialogs import show_message
+from .dialogs import could_not_open, show_message
 from .icon import hearth_icon
 from .state import Snapshot, UiState
 from .tray import status_line
@@ -386,9 +387,7 @@ class Shell(QObject):
         p = Path(path)
         if self.opener(p):
             return True
-        self.dialogs.append(show_message(
-            "Could not open", f"The desktop could not open this {what}. Open it yourself; the path is below.",
-            str(p)))
+        self.dialogs.append(could_not_open(f"this {what}", str(p)))
         return False
 
     def check_in_now(self, persona: str) -> None:
@@ -472,15 +471,6 @@ def _quit_qt() -> None:
         qapp.quit()
 
 
-def display_problem() -> str:
-    """A sentence when Qt has no screen to use (it would abort the process), else ""."""
-    if sys.platform.startswith("linux") and not os.environ.get("QT_QPA_PLATFORM"):
-        if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
-            return (
-                "There is no graphical display here (DISPLAY and WAYLAND_DISPLAY are unset). "
-                "Run 'hearthside --headless' to keep watching and checking in without a window."
-            )
-    return ""
 
 
 def run_app(app: AppContext) -> int:

@@ -1,5 +1,8 @@
 """Small dialogs every window uses: a message with a path and *Copy path*, and plain notes.
 
+This is the one *Copy path* dialog: the tray's "Open folder", the review window's "Open in
+editor" and every other "could not open" fall back to it.
+
 They never block the event loop (``show()``, not ``exec()``), the text is selectable so people
 can copy errors, Escape closes them and the default button takes Enter.
 """
@@ -59,11 +62,21 @@ class MessageDialog(QDialog):
     def copy_path(self) -> None:
         if self.path_field is not None:
             QApplication.clipboard().setText(self.path_field.text())
+            self.copy_button.setText("Copied")
 
 
 def show_message(title: str, text: str, path: str = "", parent: QWidget | None = None) -> MessageDialog:
+    """Show a :class:`MessageDialog` (non-modal, in front) and return it."""
     dlg = MessageDialog(title, text, path, parent)
     dlg.show()
     dlg.raise_()
     dlg.activateWindow()
     return dlg
+
+
+def could_not_open(what: str, path: str, parent: QWidget | None = None) -> MessageDialog:
+    """The desktop could not open ``what`` (e.g. "the file", "this folder"): say so and show
+    the path with *Copy path*, so the person can open it themselves."""
+    return show_message("Could not open",
+                        f"The desktop could not open {what}. You can open it yourself; the path is below.",
+                        path, parent)

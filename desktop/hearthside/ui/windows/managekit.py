@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import shlex
 import sys
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import shiboken6
 from PySide6.QtCore import QProcess, Qt
@@ -30,11 +29,16 @@ from PySide6.QtWidgets import (
     QScrollArea,
     QSizePolicy,
     QTreeWidget,
+    QVBoxLayout,
     QWidget,
 )
 
 from ..safetext import PlainLabel, RichLabel, message_box
 from ..safetext import tip as safe_tip
+
+if TYPE_CHECKING:
+    from ...app.context import AppContext
+    from ..bridge import Bridge
 
 log = logging.getLogger("hearthside.ui")
 
@@ -44,10 +48,24 @@ SELECTABLE = Qt.TextInteractionFlag.TextSelectableByMouse | Qt.TextInteractionFl
 
 
 class ManageWindow(QWidget):
-    """Base of the management windows: background calls whose results are dropped once the
-    window is gone (a late answer must not reach a deleted widget)."""
+    """Base of the management windows: the preamble they all share (the app and bridge, the
+    title, the accessible name, a column layout with an optional introduction) and background
+    calls whose results are dropped once the window is gone (a late answer must not reach a
+    deleted widget)."""
 
-    bridge: Any
+    def __init__(self, app: AppContext, bridge: Bridge, title: str, name: str, intro: str = "") -> None:
+        super().__init__()
+        self.app = app
+        self.bridge = bridge
+        self.setWindowTitle(f"Hearthside — {title}")
+        named(self, name)
+        #: The window's column: the subclass adds its parts below the introduction.
+        self.body = QVBoxLayout(self)
+        self.intro: PlainLabel | None = None
+        if intro:
+            self.intro = PlainLabel(intro)
+            self.intro.setWordWrap(True)
+            self.body.addWidget(self.intro)
 
     def _guard(self, cb: Callable[[Any], None] | None) -> Callable[[Any], None] | None:
         if cb is None:
@@ -107,22 +125,6 @@ class MessageLine(PlainLabel):
 
     def clear_message(self) -> None:
         self.say("", "")
-
-
-_CLI_ADVICE = (
-    re.compile(r"\s*\((?:see |run )?'hearthside [^']*'[^)]*\)"),
-    re.compile(r"[;,:]?\s*(?:run |use |with |see |enter it with:? |set the secret again with )?'hearthside [^']*'"),
-)
-
-
-def without_cli_advice(text: str) -> str:
-    """A service sentence without its advice to type a ``hearthside ...`` command: the window
-    offers the same action as a button, and names it in its own hint."""
-    out = text
-    for rx in _CLI_ADVICE:
-        out = rx.sub("", out)
-    out = out.strip()
-    return out if out else text
 
 
 def table(name: str, headers: list[str], widths: list[int]) -> QTreeWidget:

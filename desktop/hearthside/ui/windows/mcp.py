@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 
 from ...app.context import AppContext
 from ...app.mcp import ImportPreview, ServerEntry
+from ...core.errors import ErrorKind, sentence_of
 from ...core.mcpconfig import (
     DEFAULT_TIMEOUT,
     McpConfigError,
@@ -42,7 +43,7 @@ from ...core.mcpconfig import (
 )
 from ...core.redact import MASK, is_secret_name, redact
 from ..bridge import Bridge
-from ..safetext import Markup, PlainLabel, RichLabel, rich
+from ..safetext import Markup, RichLabel, rich
 from ..safetext import tip as safe_tip
 from .managekit import (
     SELECTABLE,
@@ -55,24 +56,30 @@ from .managekit import (
     row,
     scrolled,
     table,
-    without_cli_advice,
 )
 
 #: Extra seconds a Test may take beyond the server's own timeouts.
 _GRACE = 15.0
 
 
-def fix_hint(reason: str) -> str:
-    """What to do about a failed server, in the window's words (the service's reason names the
-    command-line way)."""
-    low = reason.lower()
-    if "authentication" in low:
-        return "Choose Replace secret… and enter the token or key the server expects."
-    if "not connected yet" in low:
-        return "Choose Test to connect now."
-    if "timed out" in low or "refused" in low or "unreachable" in low:
-        return "Check that the server is running and the address is right, then choose Test."
-    return ""
+#: What to do about a failed server, per kind of failure, in the window's words (the service's
+#: advice names the command-line way, which the window leaves out).
+FIX_HINTS: dict[ErrorKind, str] = {
+    ErrorKind.AUTHENTICATION: "Choose Replace secret… and enter the token or key the server expects.",
+    ErrorKind.SECRET_MISSING: "Choose Replace secret… and enter it.",
+    ErrorKind.NOT_CONNECTED_YET: "Choose Test to connect now.",
+    ErrorKind.TIMED_OUT: "Check that the server is running and the address is right, then choose Test.",
+    ErrorKind.UNREACHABLE: "Check that the server is running and the address is right, then choose Test.",
+}
+
+
+def fix_hint(kind: ErrorKind) -> str:
+    """What to do about a failure of this kind ("" when the window has nothing to add)."""
+    return FIX_HINTS.get(kind, "")
+
+
+def _never_tried(st: ServerStatus) -> bool:
+    return st.kind is ErrorKind.NOT_CONNECTED_YET
 
 
 def _source(cfg: ServerConfig) -> str:
@@ -98,22 +105,16 @@ class McpWindow(ManageWindow):
     loaded = Signal()
 
     def __init__(self, app: AppContext, bridge: Bridge) -> None:
-        super().__init__()
-        self.app = app
-        self.bridge = bridge
+        super().__init__(app, bridge, "MCP servers", "MCP servers",
+                         "MCP servers give your personas more tools. Their secrets (tokens, keys) are "
+                         "kept in your system's keyring and never shown again.")
         self.entries: list[ServerEntry] = []
         self.statuses: dict[str, ServerStatus] = {}
         self.tools: dict[str, str] = {}
         self.dialog: QDialog | None = None
-        self.setWindowTitle("Hearthside — MCP servers")
-        named(self, "MCP servers")
         bridge.mcp_status.connect(self._status_changed)
 
-        layout = QVBoxLayout(self)
-        intro = PlainLabel("MCP servers give your personas more tools. Their secrets (tokens, keys) are "
-                       "kept in your system's keyring and never shown again.")
-        intro.setWordWrap(True)
-        layout.addWidget(intro)
+        layout = self.body
         split = QSplitter(Qt.Orientation.Vertical)
         self.tree = table("Servers", ["Server", "Kind", "Added by", "Status"], [200, 70, 150])
         self.tree.currentItemChanged.connect(lambda *_: self._show_selected())
@@ -173,7 +174,7 @@ class McpWindow(ManageWindow):
         selected = self._selected_name()
         self.entries = entries
         for st in statuses:  # a Test result stays until the live status says otherwise
-            if st.name not in self.statuses or st.reason != "not connected yet":
+            if st.name not in self.statuses or not _never_tried(st):
                 self.statuses[st.name] = st
         self.tree.clear()
         for e in entries:
@@ -204,10 +205,10 @@ class McpWindow(ManageWindow):
         elif st is None:
             text, tip = "not connected yet", ""
         else:
-            text = st.state if st.reason != "not connected yet" else "not connected yet"
-            tip = st.reason
+            text = "not connected yet" if _never_tried(st) else st.state
+            tip = st.reason  # the sentence; its command-line advice stays with the command line
         it.setText(3, text)
-        it.setToolTip(3, safe_tip(without_cli_advice(tip)))
+        it.setToolTip(3, safe_tip(tip))
 
     def _status_changed(self, st: Any) -> None:
         if not isinstance(st, ServerStatus):
@@ -221,7 +222,7 @@ class McpWindow(ManageWindow):
             self._show_selected()
 
     def _failed(self, exc: BaseException) -> None:
-        self.message.say(redact(str(exc)) or type(exc).__name__, "error")
+        self.message.say(redact(sentence_of(exc)) or type(exc).__name__, "error")
         self.finished_action.emit("failed")
 
     def _selected_name(self) -> str:
@@ -257,9 +258,9 @@ class McpWindow(ManageWindow):
             lines.append("Disabled: personas do not use it. Choose Enable to switch it on.")
         elif st is not None and st.state == "connected":
             lines.append(f"Connected, {st.tools} tool(s).")
-        elif st is not None and st.reason != "not connected yet":
-            hint = fix_hint(st.reason)
-            lines.append(rich("{}: {}", st.state.capitalize(), without_cli_advice(st.reason))
+        elif st is not None and not _never_tried(st):
+            hint = fix_hint(st.kind)
+            lines.append(rich("{}: {}", st.state.capitalize(), st.reason)
                          + (rich("<br><i>{}</i>", hint) if hint else ""))
         else:
             lines.append("Not connected yet. Choose Test to connect now.")
@@ -299,9 +300,8 @@ class McpWindow(ManageWindow):
                 self.tools[name] = text
                 self.message.say(f"{name} is connected, {len(tools)} tool(s).", "ok")
             else:
-                hint = fix_hint(st.reason)
-                self.message.say(f"{name} {st.state}: {without_cli_advice(st.reason)}" + (f" {hint}" if hint else ""),
-                                 "error")
+                hint = fix_hint(st.kind)
+                self.message.say(f"{name} {st.state}: {st.reason}" + (f" {hint}" if hint else ""), "error")
             self.reload()
             self.finished_action.emit("test")
 
@@ -353,7 +353,7 @@ class McpWindow(ManageWindow):
                 self._status_changed(s)
 
         self.call_async(svc.connect_all, show_all,
-                               lambda exc: self.message.say(redact(str(exc)), "error"))
+                               lambda exc: self.message.say(redact(sentence_of(exc)), "error"))
 
     # --- add -------------------------------------------------------------------------
     def show_add(self) -> AddServerDialog:
@@ -517,7 +517,8 @@ class AddServerDialog(QDialog):
         try:
             cfg, secrets = self.build()
         except McpConfigError as exc:
-            self.message.say(str(exc)[:1].upper() + str(exc)[1:], "error")
+            text = sentence_of(exc)
+            self.message.say(text[:1].upper() + text[1:], "error")
             return
         svc = self.window_.app.mcp
         self.save_btn.setEnabled(False)
@@ -536,7 +537,7 @@ class AddServerDialog(QDialog):
         def failed(exc: BaseException) -> None:
             self.secret_value.clear()  # the secret is not kept anywhere, not even here
             self.save_btn.setEnabled(True)
-            self.message.say("Nothing was saved: " + redact(str(exc)), "error")
+            self.message.say("Nothing was saved: " + redact(sentence_of(exc)), "error")
             self.window_.finished_action.emit("add failed")
 
         self.window_.call_bg(work, done, failed)
@@ -584,7 +585,7 @@ class SecretDialog(QDialog):
 
         def failed(exc: BaseException) -> None:
             self.value.clear()
-            self.message.say("Nothing was stored: " + redact(str(exc)), "error")
+            self.message.say("Nothing was stored: " + redact(sentence_of(exc)), "error")
             self.window_.finished_action.emit("secret failed")
 
         self.value.clear()

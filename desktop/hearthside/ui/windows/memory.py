@@ -101,20 +101,14 @@ class MemoryWindow(ManageWindow):
     loaded = Signal()
 
     def __init__(self, app: AppContext, bridge: Bridge, persona: str) -> None:
-        super().__init__()
-        self.app = app
-        self.bridge = bridge
+        super().__init__(app, bridge, f"What {one_line(persona)} remembers", f"Memory of {persona}",
+                         f"What {persona} has learned while talking with you. It is kept apart from "
+                         f"{persona}'s own files; you can undo any change.")
         self.persona = persona
         self.entries: list[MemoryEntry] = []
         self.record: MemoryRecord | None = None
         self.last_forgotten: tuple[str, str] | None = None
-        self.setWindowTitle(f"Hearthside — What {one_line(persona)} remembers")  # a folder name: one line
-        named(self, f"Memory of {persona}")
-        layout = QVBoxLayout(self)
-        intro = PlainLabel(f"What {persona} has learned while talking with you. It is kept apart from "
-                           f"{persona}'s own files; you can undo any change.")
-        intro.setWordWrap(True)
-        layout.addWidget(intro)
+        layout = self.body
 
         self.corrupt_box = named(QGroupBox("The memory file is damaged"), "Damaged memory")
         cb = QVBoxLayout(self.corrupt_box)

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ...app.alerts import Alert, Notice, is_drift_text
+from ...app.alerts import Alert, Notice, persona_label
 from ..bridge import Bridge
 from ..icon import hearth_icon
 from ..safetext import PlainLabel, tip
@@ -105,7 +105,8 @@ class NotificationsWindow(QWidget):
         t = self.table
         t.setRowCount(len(self.entries))
         for i, e in enumerate(self.entries):
-            cells = [when_label(e.time), e.persona, e.text, STATUS_LABELS.get(e.status, e.status)]
+            who = persona_label(e.persona) if e.kind == "drift" else e.persona
+            cells = [when_label(e.time), who, e.text, STATUS_LABELS.get(e.status, e.status)]
             for j, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 item.setToolTip(tip(text) if j == 2 else "")
@@ -120,11 +121,11 @@ class NotificationsWindow(QWidget):
         if not 0 <= row < len(self.entries):
             return
         e = self.entries[row]
-        if is_drift_text(e.text):  # the review of that persona's files ("your soul": the soul's)
-            alert = Alert("drift", "" if e.persona == "your soul" else e.persona, e.text)
+        if e.kind == "drift":  # the review of that persona's files ("": the soul's)
+            alert = Alert("drift", e.persona, e.text)
         else:  # the chat, with the alert unless the check-in failed
             alert = Alert("checkin", e.persona, e.text if e.status != "failed" else "")
-        self.open_notice(Notice(e.persona, e.text, (alert,)))
+        self.open_notice(Notice(persona_label(e.persona), e.text, (alert,)))
 
     def keyPressEvent(self, event: Any) -> None:
         if event.key() == Qt.Key.Key_Escape:

@@ -65,21 +65,14 @@ class PluginsWindow(ManageWindow):
     loaded = Signal()
 
     def __init__(self, app: AppContext, bridge: Bridge) -> None:
-        super().__init__()
-        self.app = app
-        self.bridge = bridge
+        super().__init__(app, bridge, "Plugin packs", "Plugin packs",
+                         "Plugin packs add tools, skills, web search and MCP servers to your personas.")
         self.restart = restart_app
         self.reports: list[Any] = []
         self.held: dict[str, list[HeldSkill]] = {}
         self._cancel: threading.Event | None = None
         self._pending_lines: list[str] = []
-        self.setWindowTitle("Hearthside — Plugin packs")
-        named(self, "Plugin packs")
-
-        layout = QVBoxLayout(self)
-        intro = PlainLabel("Plugin packs add tools, skills, web search and MCP servers to your personas.")
-        intro.setWordWrap(True)
-        layout.addWidget(intro)
+        layout = self.body
         if app.safe_mode:
             safe = PlainLabel("Safe mode: packs you installed are not loaded. Restart normally to use them.")
             safe.setWordWrap(True)

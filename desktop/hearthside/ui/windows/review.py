@@ -27,6 +27,7 @@ from ...app import review as review_app
 from ...app.context import AppContext
 from ...app.drift import FileStatus
 from ..bridge import Bridge
+from ..dialogs import MessageDialog
 from ..safetext import (
     Markup,
     PlainLabel,
@@ -39,7 +40,7 @@ from ..safetext import (
     rich,
     tip,
 )
-from .common import PathMessage, UrlOpener, close_on_escape, desktop_open, open_path
+from .common import UrlOpener, close_on_escape, desktop_open, open_path
 
 STATE_TEXT = {
     "drifted": "changed since you approved it",
@@ -109,7 +110,7 @@ class ReviewWindow(QWidget):
         self.files: list[FileStatus] = []
         self.item: review_app.ReviewItem | None = None
         self.shown: FileStatus | str | None = None
-        self.message: PathMessage | None = None
+        self.message: MessageDialog | None = None
         self.confirm_box: QMessageBox | None = None  # made by safetext.message_box
         self._reading = False  # a snapshot is being read on a worker
         self._again = False  # a refresh was asked for while it was

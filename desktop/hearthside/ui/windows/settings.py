@@ -64,16 +64,12 @@ class SettingsWindow(ManageWindow):
     loaded = Signal()
 
     def __init__(self, app: AppContext, bridge: Bridge) -> None:
-        super().__init__()
-        self.app = app
-        self.bridge = bridge
+        super().__init__(app, bridge, "Settings", "Settings")
         self.restart = restart_app
         self.values: dict[str, Any] = {}
         self.personas: list[str] = []
         self._after_load: Callable[[], None] | None = None
-        self.setWindowTitle("Hearthside — Settings")
-        named(self, "Settings")
-        outer = QVBoxLayout(self)
+        outer = self.body
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         body = QWidget()

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 
 from ...app import model_discovery as md
 from ...app.context import AppContext
+from ...core.errors import sentence_of
 from ..bridge import Bridge
 from ..safetext import PlainLabel, RichLabel, rich
 from .common import close_on_escape
@@ -185,7 +186,7 @@ class WelcomeWindow(QWidget):
 
     def _persona_failed(self, exc: BaseException) -> None:
         self.persona_button.setEnabled(True)
-        self.persona_error.setText(str(exc))
+        self.persona_error.setText(sentence_of(exc))
 
     # --- step 2: a model -----------------------------------------------------------------
     def _model_page(self) -> QWidget:
