@@ -355,7 +355,7 @@ def test_notifications_window_opens_a_line_by_its_kind_not_by_its_words(  # type
     assert set(rows) == {"Kip", "your soul"}
     w.open_row(rows["Kip"])
     w.open_row(rows["your soul"])
-    assert opened == [("chat", "Kip"), ("review", None)]
+    assert opened == [("chat", "Kip"), ("review", "")]  # the soul's files, as a click on its notice
 
 
 def test_without_tray_or_notification_service_the_window_and_list_still_work(  # type: ignore[no-untyped-def]
