@@ -9,6 +9,7 @@ change without those callers noticing. Configuration changes are plain calls; co
 Reading never writes: :meth:`McpService.load`, :meth:`servers` and :meth:`entries` leave files and
 keyring alone. :meth:`migrate_secrets` is the explicit step that moves secrets typed into
 ``mcp.json`` into the keyring; the app runs it at start-up and the CLI before each ``mcp`` command.
+A ``mcp.json`` that does not parse is never moved: only the user's :meth:`start_over` sets it aside.
 """
 
 from __future__ import annotations
@@ -86,6 +87,16 @@ class McpService:
     @property
     def load_error(self) -> str:
         return self.config.load_error
+
+    @property
+    def broken(self) -> str:
+        """Why ``mcp.json`` did not parse at the last read ("" when it did): :meth:`start_over`
+        is the way out besides fixing the file."""
+        return self.config.broken
+
+    def start_over(self) -> Path:
+        """Keep a broken ``mcp.json`` as ``mcp.json.broken-<time>`` and begin with no servers."""
+        return self.config.start_over()
 
     def editing(self) -> AbstractContextManager[None]:
         return self.config.editing()

@@ -26,6 +26,7 @@ LAZY_COMMANDS: dict[str, str] = {
     "heartbeat": "hearthside.cli.heartbeat:heartbeat",
     "chat": "hearthside.cli.chat:chat",
     "model": "hearthside.cli.model:model",
+    "settings": "hearthside.cli.settings:settings",
 }
 
 
@@ -45,6 +46,18 @@ class LazyGroup(click.Group):
                     return None
                 raise
         return super().get_command(ctx, cmd_name)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the command; a settings change that was refused (``settings.toml`` cannot be
+        used, or another process holds its lock) is one line and exit code 1, whichever
+        command asked for it."""
+        from ..app.settings import SettingsError
+        from .common import HandledError
+
+        try:
+            return super().invoke(ctx)
+        except SettingsError as exc:
+            raise HandledError(str(exc)) from exc
 
 
 @click.group(cls=LazyGroup, invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
