@@ -26,10 +26,20 @@ from ..core.mcpconfig import McpConfig, McpConfigError, ServerConfig, ServerStat
 from ..core.secrets import SecretStore, SecretStoreError
 from ..core.tools import Catalog, Tool
 from .mcp_connections import McpConnections
-from .mcp_store import ImportPreview, ImportReport, McpConfigStore, Migration, Orphan, with_entry_id
+from .mcp_store import (
+    FIX_OR_START_OVER,
+    ImportPreview,
+    ImportReport,
+    McpConfigBroken,
+    McpConfigStore,
+    Migration,
+    Orphan,
+    with_entry_id,
+)
 from .paths import AppPaths
 
-__all__ = ["ImportPreview", "ImportReport", "McpService", "Migration", "Orphan", "SecretInfo", "ServerEntry"]
+__all__ = ["ImportPreview", "ImportReport", "McpConfigBroken", "McpService", "Migration", "Orphan", "SecretInfo",
+           "ServerEntry"]
 
 log = logging.getLogger(__name__)
 
@@ -164,10 +174,15 @@ class McpService:
         """Store (or rotate) the secret for header/env ``key`` of server ``name`` (a user's
         server, or a pack's server that declares that secret)."""
         with self.config.editing():
-            done = self.config.set_secret(name, key, value)
+            pack = next((c for c, _ in self.connections.pack_servers() if c.name == name), None)
+            try:
+                done = self.config.set_secret(name, key, value)
+            except McpConfigBroken:
+                if pack is None:  # a pack's secret is stored under its reference: mcp.json is not written
+                    raise
+                done = None
             if done is not None:
                 return done
-            pack = next((c for c, _ in self.connections.pack_servers() if c.name == name), None)
             if pack is None:
                 raise _no_such_server(name)
             refs = {k.lower(): r for k, r in pack.secret_refs().items()}
@@ -234,7 +249,13 @@ class McpService:
         return self.connections.servers()
 
     def get(self, name: str) -> ServerConfig:
-        return self.connections.get(name)
+        try:
+            return self.connections.get(name)
+        except McpConfigError:
+            if self.config.broken:  # the server may well be in the file: say why it cannot be used
+                raise McpConfigBroken(f"{self.config.broken}, so none of your servers can be used: "
+                                      f"{FIX_OR_START_OVER}") from None
+            raise
 
     async def connect_all(self) -> list[ServerStatus]:
         return await self.connections.connect_all()
