@@ -94,12 +94,57 @@ def test_a_value_where_a_section_belongs_is_ignored_with_a_sentence(run_cli, app
         _ok(out)
         assert out.returncode == 0, (args, out.stderr)
         assert named in out.stderr and "is not a section" in out.stderr, out.stderr
-    paused = run_cli("heartbeat", "pause", "juniper", timeout=60)  # a write keeps the old file aside
+    paused = run_cli("heartbeat", "pause", "juniper", timeout=60)  # a write is refused: the file stays
     _ok(paused)
-    assert paused.returncode == 0, paused.stderr
+    assert paused.returncode == 1 and "so nothing was changed" in paused.stderr and named in paused.stderr
+    assert app_context.paths.settings_file.read_text() == text
+    assert not list(app_context.paths.settings_file.parent.glob("settings.toml.broken-*"))
+    over = run_cli("settings", "start-over", timeout=60)
+    assert over.returncode == 0, over.stderr
     backups = list(app_context.paths.settings_file.parent.glob("settings.toml.broken-*"))
     assert [b.read_text() for b in backups] == [text]
+    assert run_cli("heartbeat", "pause", "juniper", timeout=60).returncode == 0
     assert "is not a section" not in run_cli("persona", "list").stderr
+
+
+#: Issue 19 item 7: a hand edit with one mistake on line 3 (a trailing comma in an inline table).
+BAD_LINE_3 = b'[model]\nname = "llama3.2"\nextra = { a = 1, }\n'
+
+
+def test_a_settings_file_with_a_mistake_stays_put_and_changes_wait_for_start_over(  # type: ignore[no-untyped-def]
+    run_cli, app_context
+) -> None:
+    """A read never moves settings.toml: each command says where it is wrong (once), every
+    command that changes settings refuses with that place, the file stays byte-identical, and
+    ``hearthside settings start-over`` keeps it as a 0600 backup and begins with defaults."""
+    make_persona(app_context)
+    path = app_context.paths.settings_file
+    path.write_bytes(BAD_LINE_3)
+    path.chmod(0o644)
+    listed = run_cli("persona", "list", timeout=60)
+    _ok(listed)
+    told = [ln for ln in listed.stderr.splitlines() if "line 3, column 18" in ln]
+    assert listed.returncode == 0 and len(told) == 1 and "settings start-over" in told[0], listed.stderr
+    for args in (("heartbeat", "pause", "juniper"), ("heartbeat", "resume", "juniper"),
+                 ("model", "use", "http://127.0.0.1:9/v1", "tiny"), ("plugins", "disable", "hearthside-files")):
+        proc = run_cli(*args, timeout=60)
+        _ok(proc)
+        assert proc.returncode == 1, (args, proc.stdout, proc.stderr)
+        refused = [ln for ln in proc.stderr.splitlines() if ln.startswith("hearthside: ")]
+        assert len(refused) == 1 and "line 3, column 18, so nothing was changed" in refused[0], (args, proc.stderr)
+        assert path.read_bytes() == BAD_LINE_3 and not list(path.parent.glob("settings.toml.broken-*")), args
+    assert path.stat().st_mode & 0o777 == 0o644
+    over = run_cli("settings", "start-over", timeout=60)
+    assert over.returncode == 0, over.stderr
+    [backup] = list(path.parent.glob("settings.toml.broken-*"))
+    assert str(backup) in over.stdout and backup.read_bytes() == BAD_LINE_3
+    assert backup.stat().st_mode & 0o777 == 0o600
+    paused = run_cli("heartbeat", "pause", "juniper", timeout=60)
+    assert paused.returncode == 0 and paused.stderr == "", paused.stderr
+    assert "paused" in path.read_text()
+    again = run_cli("settings", "start-over", timeout=60)  # a file that parses is never dropped
+    assert again.returncode == 1 and "no problem to start over from" in again.stderr
+    assert "paused" in path.read_text()
 
 
 @pytest.mark.parametrize("kind", sorted(BAD_JSON))
