@@ -291,3 +291,32 @@ def test_headless_starts_and_stops_promptly_on_sigterm_with_a_fifo_in_place(app_
             proc.wait(10)
     assert proc.returncode == 0, err
     assert "Traceback" not in err
+
+
+def test_starting_the_app_never_moves_a_hand_edited_file_with_a_mistake(app_context, model) -> None:  # type: ignore[no-untyped-def]
+    """Issue 19 item 7: the app's start (the lifecycle's MCP step, the settings check) used to
+    set a broken mcp.json aside and run with no servers; now both files stay byte-identical."""
+    from test_mcp_cli import TRAILING_COMMA
+
+    make_persona(app_context)
+    paths = app_context.paths
+    paths.mcp_file.write_bytes(TRAILING_COMMA)
+    paths.settings_file.write_bytes(BAD_LINE_3)
+    env = dict(os.environ, **model)
+    proc = subprocess.Popen([sys.executable, "-m", "hearthside", "--headless"], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline() if proc.stdout else ""
+        while line and "running headless" not in line:
+            line = proc.stdout.readline() if proc.stdout else ""
+        assert "running headless" in line  # printed once the services (MCP's step too) started
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+    assert proc.returncode == 0 and "Traceback" not in err, err
+    assert paths.mcp_file.read_bytes() == TRAILING_COMMA and paths.settings_file.read_bytes() == BAD_LINE_3
+    assert not list(paths.config_dir.glob("*.broken-*"))
+    assert "line 3, column 1" in err and "line 3, column 18" in err, err  # each said where, in the log
