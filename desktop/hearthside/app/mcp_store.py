@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..adapters.atomicfile import keep_backup, write_atomic
-from ..core.boundedread import read_bounded, read_text_bounded
+from ..core.boundedread import read_text_bounded
 from ..core.mcpconfig import (
     McpConfig,
     McpConfigError,
@@ -152,15 +152,7 @@ def _read_env_file(imported: Path, name: str) -> tuple[str | None, str]:
     target = Path(name).expanduser()
     if not target.is_absolute():
         target = base / target
-    got = read_bounded(target, MAX_ENV_FILE_BYTES)
-    if got.data is None:
-        return None, f"{target}: {got.reason}"
-    if got.over_cap:
-        return None, f"{target} is larger than {MAX_ENV_FILE_BYTES // 1024} KiB"
-    try:
-        return got.data.decode("utf-8"), ""
-    except UnicodeDecodeError:
-        return None, f"{target} is not UTF-8 text"
+    return read_text_bounded(target, MAX_ENV_FILE_BYTES, missing_ok=False)
 
 
 class McpConfigStore:
@@ -441,17 +433,10 @@ class McpConfigStore:
     @staticmethod
     def _read_import(p: Path) -> str:
         """An MCP host file's text, bounded and non-blocking (a FIFO or /dev/zero cannot hang)."""
-        got = read_bounded(p, MAX_IMPORT_BYTES)
-        if got.data is None:
-            raise McpConfigError(f"cannot read {p}: {got.reason}")
-        if got.over_cap:
-            raise McpConfigError(
-                f"{p} is larger than {MAX_IMPORT_BYTES // (1024 * 1024)} MiB; that is not an MCP "
-                "configuration file, so nothing was imported")
-        try:
-            return got.data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise McpConfigError(f"{p} is not UTF-8 text (bad byte at offset {exc.start})") from None
+        text, why = read_text_bounded(p, MAX_IMPORT_BYTES, missing_ok=False)
+        if text is None:
+            raise McpConfigError(f"{why}; nothing was imported")
+        return text
 
     @staticmethod
     def _parse_import(p: Path) -> ParsedServers:

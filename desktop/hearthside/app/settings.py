@@ -27,7 +27,7 @@ import tomli_w
 
 from ..adapters.atomicfile import keep_backup, write_atomic
 from ..adapters.locks import LockBusy, lock_for
-from ..core.boundedread import read_bounded
+from ..core.boundedread import read_text_bounded
 from ..core.safeparse import loads_toml
 
 log = logging.getLogger(__name__)
@@ -61,9 +61,9 @@ FIX_OR_START_OVER = ("fix the file, or run 'hearthside settings start-over' to k
 TABLES = ("agent", "drift", "files", "model", "persona_folders", "personas", "plugins", "search")
 
 
-def _short(raw: bytes, key: str) -> str:
+def _short(text: str, key: str) -> str:
     """How ``key`` was written (its line and value), for the sentence; cut short."""
-    for n, line in enumerate(raw.decode("utf-8", "replace").splitlines(), 1):
+    for n, line in enumerate(text.splitlines(), 1):
         name, sep, value = line.partition("=")
         if sep and name.strip().strip('"\'') == key.rpartition(".")[2]:
             value = value.strip()
@@ -102,22 +102,18 @@ class SettingsStore:
         if self._data is not None:
             return self._data
         # Bounded and non-blocking: a settings.toml that is a FIFO must not hang every command.
-        got = read_bounded(self.path, MAX_SETTINGS_BYTES)
-        if got.data is None or got.over_cap:
-            self._data = {}
-            if got.data is None and not os.path.lexists(self.path):
-                return self._data
-            why = got.reason or f"{self.path} is larger than {MAX_SETTINGS_BYTES // 1024} KiB"
-            self._unusable(f"Could not read settings: {why}", f"Could not read settings: {why}; using defaults.")
+        text, why = read_text_bounded(self.path, MAX_SETTINGS_BYTES)
+        self._data = {}
+        if text is None:
+            if why:
+                self._unusable(f"Could not read settings: {why}", f"Could not read settings: {why}; using defaults.")
             return self._data
-        raw = got.data
         try:
-            self._data = loads_toml(raw.decode("utf-8").removeprefix("\ufeff"))
-        except (ValueError, UnicodeDecodeError) as exc:  # TOMLDecodeError, NestingError
+            self._data = loads_toml(text)
+        except ValueError as exc:  # TOMLDecodeError, NestingError
             problem = f"{self.path} could not be parsed: {_where(exc)}"
             self._unusable(problem, f"{problem}; default settings are used and no setting is changed until "
                                     f"it is fixed: {FIX_OR_START_OVER}.")
-            self._data = {}
             return self._data
         wrong = [k for k in TABLES if k in self._data and not isinstance(self._data[k], dict)]
         personas = self._data.get("personas")
@@ -127,7 +123,7 @@ class SettingsStore:
             head, _, tail = key.partition(".")
             (self._data[head] if tail else self._data).pop(tail or head)
         if wrong:
-            problem = (f"In {self.path}, {', '.join(f'{k} = {_short(raw, k)}' for k in wrong)} "
+            problem = (f"In {self.path}, {', '.join(f'{k} = {_short(text, k)}' for k in wrong)} "
                        f"{'is not a section' if len(wrong) == 1 else 'are not sections'} (write [{wrong[0]}] "
                        "and the settings under it)")
             self._unusable(problem, f"{problem}; {'it is' if len(wrong) == 1 else 'they are'} ignored, defaults "
