@@ -176,8 +176,8 @@ def test_unparsable_mcp_json_is_reported_with_its_place_and_never_moved(run_cli,
 
 
 #: Issue 19 item 7: a hand edit with one trailing comma (line 3, column 1 is the closing brace).
-TRAILING_COMMA = ('{"version": 1, "servers": {\n  "docs": {"type": "http", "url": "https://docs.example/mcp"},\n'
-                  '}}\n').encode()
+TRAILING_COMMA = (b'{"version": 1, "servers": {\n  "docs": {"type": "http", "url": "https://docs.example/mcp"},\n'
+                  b'}}\n')
 
 
 def test_a_hand_edit_with_a_trailing_comma_stays_put_refuses_writes_until_start_over(  # type: ignore[no-untyped-def]
