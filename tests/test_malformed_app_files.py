@@ -320,3 +320,34 @@ def test_starting_the_app_never_moves_a_hand_edited_file_with_a_mistake(app_cont
     assert paths.mcp_file.read_bytes() == TRAILING_COMMA and paths.settings_file.read_bytes() == BAD_LINE_3
     assert not list(paths.config_dir.glob("*.broken-*"))
     assert "line 3, column 1" in err and "line 3, column 18" in err, err  # each said where, in the log
+
+
+@pytest.mark.parametrize("kind", ["fifo", "directory", "dangling link"])
+def test_one_read_ladder_gives_settings_baselines_and_imports_the_same_sentence(tmp_path: Path, kind: str) -> None:
+    """Issue 19 item 6: the bounded-read error ladder lives once (core.boundedread), so each
+    reader names the same problem the same way instead of each its own copy of the checks."""
+    from hearthside.app.baselines import BaselineStore
+    from hearthside.app.mcp_store import McpConfigStore
+    from hearthside.app.settings import SettingsStore
+    from hearthside.core.boundedread import read_bytes_checked
+    from hearthside.core.mcpconfig import McpConfigError
+
+    def make(p: Path) -> Path:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        {"fifo": _fifo, "directory": _directory, "dangling link": lambda q: q.symlink_to(q.parent / "gone")}[kind](p)
+        return p
+
+    def reason(p: Path) -> str:
+        data, why = read_bytes_checked(p, 1024)
+        assert data is None and why.startswith(str(p)), why
+        return why
+
+    settings = make(tmp_path / "settings.toml")
+    store = SettingsStore(settings)
+    assert store.get("x", 1) == 1 and reason(settings) in store.error
+    record = make(tmp_path / "baselines" / "unit" / "files" / "USER.md.json")
+    assert reason(record) in BaselineStore(tmp_path / "baselines").load("unit", "USER.md")[1]
+    host = make(tmp_path / "claude_desktop_config.json")
+    with pytest.raises(McpConfigError) as got:
+        McpConfigStore._read_import(host)
+    assert reason(host) in str(got.value) and "nothing was imported" in str(got.value)
