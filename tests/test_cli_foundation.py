@@ -299,7 +299,8 @@ def test_doctor_without_display_does_not_crash(run_cli) -> None:  # type: ignore
     assert "no display" in checks["qt"]["detail"]
 
 
-def test_settings_file_that_does_not_parse_is_kept_and_changes_wait_for_start_over(app_context) -> None:  # type: ignore[no-untyped-def]
+def test_settings_file_that_does_not_parse_is_kept_and_changes_wait_for_start_over(  # type: ignore[no-untyped-def]
+        app_context) -> None:
     from hearthside.app.settings import SettingsBroken
 
     f = app_context.paths.settings_file

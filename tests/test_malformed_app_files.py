@@ -293,7 +293,8 @@ def test_headless_starts_and_stops_promptly_on_sigterm_with_a_fifo_in_place(app_
     assert "Traceback" not in err
 
 
-def test_starting_the_app_never_moves_a_hand_edited_file_with_a_mistake(app_context, model) -> None:  # type: ignore[no-untyped-def]
+def test_starting_the_app_never_moves_a_hand_edited_file_with_a_mistake(  # type: ignore[no-untyped-def]
+        app_context, model) -> None:
     """Issue 19 item 7: the app's start (the lifecycle's MCP step, the settings check) used to
     set a broken mcp.json aside and run with no servers; now both files stay byte-identical."""
     from test_mcp_cli import TRAILING_COMMA

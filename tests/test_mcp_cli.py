@@ -164,7 +164,8 @@ def test_crlf_in_a_header_is_refused(run_cli, secret_service, isolated_home: Pat
     assert KeyringSecretStore().get("mcp/h/header/authorization") is None
 
 
-def test_unparsable_mcp_json_is_reported_with_its_place_and_never_moved(run_cli, isolated_home: Path) -> None:  # type: ignore[no-untyped-def]
+def test_unparsable_mcp_json_is_reported_with_its_place_and_never_moved(  # type: ignore[no-untyped-def]
+        run_cli, isolated_home: Path) -> None:
     path = mcp_json(isolated_home)
     path.parent.mkdir(parents=True)
     path.write_text("{ not json")

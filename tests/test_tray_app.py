@@ -447,7 +447,8 @@ def test_persona_folder_deleted_while_windows_are_open(make_shell, two_personas,
     shell.tray.menu.aboutToShow.emit()  # the menu still builds
 
 
-def test_corrupt_settings_at_start_stay_put_and_the_user_is_told_where(make_shell, two_personas, app_context, qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_corrupt_settings_at_start_stay_put_and_the_user_is_told_where(  # type: ignore[no-untyped-def]
+        make_shell, two_personas, app_context, qtbot) -> None:
     """Issue 19 item 7: starting the tray never moves a settings.toml the user is editing."""
     path = app_context.paths.settings_file
     path.parent.mkdir(parents=True, exist_ok=True)
