@@ -299,15 +299,21 @@ def test_doctor_without_display_does_not_crash(run_cli) -> None:  # type: ignore
     assert "no display" in checks["qt"]["detail"]
 
 
-def test_settings_file_that_does_not_parse_is_backed_up_before_write(app_context) -> None:  # type: ignore[no-untyped-def]
+def test_settings_file_that_does_not_parse_is_kept_and_changes_wait_for_start_over(  # type: ignore[no-untyped-def]
+        app_context) -> None:
+    from hearthside.app.settings import SettingsBroken
+
     f = app_context.paths.settings_file
     f.parent.mkdir(parents=True)
     f.write_text("this is = = not toml")
-    assert app_context.settings.get("anything", 5) == 5 and app_context.settings.error
+    assert app_context.settings.get("anything", 5) == 5 and "line 1, column 6" in app_context.settings.error
+    with pytest.raises(SettingsBroken, match="line 1, column 6, so nothing was changed"):
+        app_context.settings.set("soul_file", "/x")
+    assert f.read_text() == "this is = = not toml" and not list(f.parent.glob("settings.toml.broken-*"))
+    backup = app_context.settings.start_over()
+    assert backup.name.startswith("settings.toml.broken-") and backup.read_text() == "this is = = not toml"
     app_context.settings.set("soul_file", "/x")
-    backups = list(f.parent.glob("settings.toml.broken-*"))
-    assert len(backups) == 1 and backups[0].read_text() == "this is = = not toml"
-    assert "soul_file" in f.read_text()
+    assert "soul_file" in f.read_text() and not app_context.settings.error
 
 
 def test_settings_file_that_is_a_fifo_never_hangs_a_command(run_cli, app_paths) -> None:  # type: ignore[no-untyped-def]

@@ -96,12 +96,57 @@ def test_a_value_where_a_section_belongs_is_ignored_with_a_sentence(run_cli, app
         _ok(out)
         assert out.returncode == 0, (args, out.stderr)
         assert named in out.stderr and "is not a section" in out.stderr, out.stderr
-    paused = run_cli("heartbeat", "pause", "juniper", timeout=60)  # a write keeps the old file aside
+    paused = run_cli("heartbeat", "pause", "juniper", timeout=60)  # a write is refused: the file stays
     _ok(paused)
-    assert paused.returncode == 0, paused.stderr
+    assert paused.returncode == 1 and "so nothing was changed" in paused.stderr and named in paused.stderr
+    assert app_context.paths.settings_file.read_text() == text
+    assert not list(app_context.paths.settings_file.parent.glob("settings.toml.broken-*"))
+    over = run_cli("settings", "start-over", timeout=60)
+    assert over.returncode == 0, over.stderr
     backups = list(app_context.paths.settings_file.parent.glob("settings.toml.broken-*"))
     assert [b.read_text() for b in backups] == [text]
+    assert run_cli("heartbeat", "pause", "juniper", timeout=60).returncode == 0
     assert "is not a section" not in run_cli("persona", "list").stderr
+
+
+#: Issue 19 item 7: a hand edit with one mistake on line 3 (a trailing comma in an inline table).
+BAD_LINE_3 = b'[model]\nname = "llama3.2"\nextra = { a = 1, }\n'
+
+
+def test_a_settings_file_with_a_mistake_stays_put_and_changes_wait_for_start_over(  # type: ignore[no-untyped-def]
+    run_cli, app_context
+) -> None:
+    """A read never moves settings.toml: each command says where it is wrong (once), every
+    command that changes settings refuses with that place, the file stays byte-identical, and
+    ``hearthside settings start-over`` keeps it as a 0600 backup and begins with defaults."""
+    make_persona(app_context)
+    path = app_context.paths.settings_file
+    path.write_bytes(BAD_LINE_3)
+    path.chmod(0o644)
+    listed = run_cli("persona", "list", timeout=60)
+    _ok(listed)
+    told = [ln for ln in listed.stderr.splitlines() if "line 3, column 18" in ln]
+    assert listed.returncode == 0 and len(told) == 1 and "settings start-over" in told[0], listed.stderr
+    for args in (("heartbeat", "pause", "juniper"), ("heartbeat", "resume", "juniper"),
+                 ("model", "use", "http://127.0.0.1:9/v1", "tiny"), ("plugins", "disable", "hearthside-files")):
+        proc = run_cli(*args, timeout=60)
+        _ok(proc)
+        assert proc.returncode == 1, (args, proc.stdout, proc.stderr)
+        refused = [ln for ln in proc.stderr.splitlines() if ln.startswith("hearthside: ")]
+        assert len(refused) == 1 and "line 3, column 18, so nothing was changed" in refused[0], (args, proc.stderr)
+        assert path.read_bytes() == BAD_LINE_3 and not list(path.parent.glob("settings.toml.broken-*")), args
+    assert path.stat().st_mode & 0o777 == 0o644
+    over = run_cli("settings", "start-over", timeout=60)
+    assert over.returncode == 0, over.stderr
+    [backup] = list(path.parent.glob("settings.toml.broken-*"))
+    assert str(backup) in over.stdout and backup.read_bytes() == BAD_LINE_3
+    assert backup.stat().st_mode & 0o777 == 0o600
+    paused = run_cli("heartbeat", "pause", "juniper", timeout=60)
+    assert paused.returncode == 0 and paused.stderr == "", paused.stderr
+    assert "paused" in path.read_text()
+    again = run_cli("settings", "start-over", timeout=60)  # a file that parses is never dropped
+    assert again.returncode == 1 and "no problem to start over from" in again.stderr
+    assert "paused" in path.read_text()
 
 
 @pytest.mark.parametrize("kind", sorted(BAD_JSON))
@@ -308,3 +353,64 @@ def test_a_log_file_that_is_a_fifo_does_not_hang_a_command(run_cli_process, app_
     assert len(warnings) == 1 and "hearthside.log is a FIFO or socket, not a regular file" in warnings[0], out.stderr
     assert "logging to the terminal only" in warnings[0]
     assert stat.S_ISFIFO(os.lstat(log).st_mode)
+
+
+def test_starting_the_app_never_moves_a_hand_edited_file_with_a_mistake(  # type: ignore[no-untyped-def]
+        app_context, model) -> None:
+    """Issue 19 item 7: the app's start (the lifecycle's MCP step, the settings check) used to
+    set a broken mcp.json aside and run with no servers; now both files stay byte-identical."""
+    from test_mcp_cli import TRAILING_COMMA
+
+    make_persona(app_context)
+    paths = app_context.paths
+    paths.mcp_file.write_bytes(TRAILING_COMMA)
+    paths.settings_file.write_bytes(BAD_LINE_3)
+    env = dict(os.environ, **model)
+    proc = subprocess.Popen([sys.executable, "-m", "hearthside", "--headless"], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline() if proc.stdout else ""
+        while line and "running headless" not in line:
+            line = proc.stdout.readline() if proc.stdout else ""
+        assert "running headless" in line  # printed once the services (MCP's step too) started
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+    assert proc.returncode == 0 and "Traceback" not in err, err
+    assert paths.mcp_file.read_bytes() == TRAILING_COMMA and paths.settings_file.read_bytes() == BAD_LINE_3
+    assert not list(paths.config_dir.glob("*.broken-*"))
+    assert "line 3, column 1" in err and "line 3, column 18" in err, err  # each said where, in the log
+
+
+@pytest.mark.parametrize("kind", ["fifo", "directory", "dangling link"])
+def test_one_read_ladder_gives_settings_baselines_and_imports_the_same_sentence(tmp_path: Path, kind: str) -> None:
+    """Issue 19 item 6: the bounded-read error ladder lives once (core.boundedread), so each
+    reader names the same problem the same way instead of each its own copy of the checks."""
+    from hearthside.app.baselines import BaselineStore
+    from hearthside.app.mcp_store import McpConfigStore
+    from hearthside.app.settings import SettingsStore
+    from hearthside.core.boundedread import read_bytes_checked
+    from hearthside.core.mcpconfig import McpConfigError
+
+    def make(p: Path) -> Path:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        {"fifo": _fifo, "directory": _directory, "dangling link": lambda q: q.symlink_to(q.parent / "gone")}[kind](p)
+        return p
+
+    def reason(p: Path) -> str:
+        data, why = read_bytes_checked(p, 1024)
+        assert data is None and why.startswith(str(p)), why
+        return why
+
+    settings = make(tmp_path / "settings.toml")
+    store = SettingsStore(settings)
+    assert store.get("x", 1) == 1 and reason(settings) in store.error
+    record = make(tmp_path / "baselines" / "unit" / "files" / "USER.md.json")
+    assert reason(record) in BaselineStore(tmp_path / "baselines").load("unit", "USER.md")[1]
+    host = make(tmp_path / "claude_desktop_config.json")
+    with pytest.raises(McpConfigError) as got:
+        McpConfigStore._read_import(host)
+    assert reason(host) in str(got.value) and "nothing was imported" in str(got.value)

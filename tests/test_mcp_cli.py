@@ -164,7 +164,8 @@ def test_crlf_in_a_header_is_refused(run_cli, secret_service, isolated_home: Pat
     assert KeyringSecretStore().get("mcp/h/header/authorization") is None
 
 
-def test_unparsable_mcp_json_is_kept_as_a_backup(run_cli, isolated_home: Path) -> None:  # type: ignore[no-untyped-def]
+def test_unparsable_mcp_json_is_reported_with_its_place_and_never_moved(  # type: ignore[no-untyped-def]
+        run_cli, isolated_home: Path) -> None:
     path = mcp_json(isolated_home)
     path.parent.mkdir(parents=True)
     path.write_text("{ not json")
@@ -172,8 +173,54 @@ def test_unparsable_mcp_json_is_kept_as_a_backup(run_cli, isolated_home: Path) -
     assert proc.returncode == 0
     assert json.loads(proc.stdout) == []  # the same one list as always; the warning is on stderr
     assert "not valid JSON" in proc.stderr and "line 1, column 3" in proc.stderr
-    backups = list(path.parent.glob("mcp.json.broken-*"))
-    assert len(backups) == 1 and backups[0].read_text() == "{ not json"
+    assert path.read_text() == "{ not json" and not list(path.parent.glob("mcp.json.broken-*"))
+
+
+#: Issue 19 item 7: a hand edit with one trailing comma (line 3, column 1 is the closing brace).
+TRAILING_COMMA = (b'{"version": 1, "servers": {\n  "docs": {"type": "http", "url": "https://docs.example/mcp"},\n'
+                  b'}}\n')
+
+
+def test_a_hand_edit_with_a_trailing_comma_stays_put_refuses_writes_until_start_over(  # type: ignore[no-untyped-def]
+    run_cli, secret_service, isolated_home: Path, tmp_path: Path
+) -> None:
+    """A read never moves the user's file: ``mcp list`` says where it is wrong (once) and uses
+    no servers; every command that would write mcp.json refuses with the same place; the file
+    is byte-identical throughout; ``mcp start-over`` keeps it as a 0600 backup and works."""
+    path = mcp_json(isolated_home)
+    path.parent.mkdir(parents=True)
+    path.write_bytes(TRAILING_COMMA)
+    path.chmod(0o644)
+    listed = run_cli("mcp", "list")
+    assert listed.returncode == 0 and "No MCP servers yet" in listed.stdout
+    told = [ln for ln in listed.stderr.splitlines() if "line 3, column 1" in ln]
+    assert len(told) == 1 and "start-over" in told[0] and len(listed.stderr.strip().splitlines()) == 1, listed.stderr
+    host = tmp_path / "claude_desktop_config.json"
+    host.write_text(json.dumps({"mcpServers": {"other": {"command": "y"}}}))
+    for args, input_ in ((("add", "new", "--url", "https://new.example/mcp"), None), (("import", str(host)), None),
+                         (("remove", "docs"), None), (("disable", "docs"), None),
+                         (("set-secret", "docs", "Authorization"), "Bearer typed-123\n"),
+                         (("forget-orphans",), None), (("test", "docs"), None)):
+        proc = run_cli("mcp", *args, input=input_)
+        assert proc.returncode == 1, (args, proc.stdout)
+        [line] = [ln for ln in proc.stderr.splitlines() if ln.startswith("hearthside: ")]
+        assert "line 3, column 1" in line and "start-over" in line, (args, proc.stderr)
+        assert path.read_bytes() == TRAILING_COMMA and not list(path.parent.glob("mcp.json.broken-*")), args
+    assert KeyringSecretStore().get("mcp/docs/header/authorization") is None
+    assert path.stat().st_mode & 0o777 == 0o644  # not even its mode was touched
+
+    over = run_cli("mcp", "start-over")
+    assert over.returncode == 0, over.stderr
+    [backup] = list(path.parent.glob("mcp.json.broken-*"))
+    assert str(backup) in over.stdout and backup.read_bytes() == TRAILING_COMMA
+    assert backup.stat().st_mode & 0o777 == 0o600  # it may hold a pasted secret
+    again = run_cli("mcp", "list", "--json")
+    assert again.returncode == 0 and json.loads(again.stdout) == [] and again.stderr == ""
+    assert run_cli("mcp", "add", "new", "--url", "https://new.example/mcp").returncode == 0
+    assert [d["name"] for d in json.loads(run_cli("mcp", "list", "--json").stdout)] == ["new"]
+    refused = run_cli("mcp", "start-over")  # a file that parses is never dropped
+    assert refused.returncode == 1 and "no problem to start over from" in refused.stderr
+    assert len(list(path.parent.glob("mcp.json.broken-*"))) == 1
 
 
 def test_unknown_server_is_a_handled_failure(run_cli) -> None:  # type: ignore[no-untyped-def]

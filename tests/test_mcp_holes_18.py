@@ -75,7 +75,7 @@ def test_an_imported_file_with_a_secret_reference_is_refused_and_adds_nothing(  
 # --- hole 2 (b): a secret left behind is orphaned ----------------------------------------------
 
 
-@pytest.mark.parametrize("how", ["deleted by hand", "damaged and set aside"])
+@pytest.mark.parametrize("how", ["deleted by hand", "damaged and started over"])
 def test_a_secret_left_behind_is_never_sent_listed_by_doctor_and_deleted(  # type: ignore[no-untyped-def]
     run_cli, secret_service, isolated_home: Path, tmp_path: Path, how: str
 ) -> None:
@@ -89,7 +89,8 @@ def test_a_secret_left_behind_is_never_sent_listed_by_doctor_and_deleted(  # typ
         path.write_text(json.dumps({"version": 1, "servers": {}}))
     else:
         path.write_text('{"servers": {"gh": ')
-        assert run_cli("mcp", "list").returncode == 0  # sets the damaged file aside
+        assert run_cli("mcp", "list").returncode == 0 and path.exists()  # a read never moves it
+        assert run_cli("mcp", "start-over").returncode == 0  # the user's choice sets it aside
         assert list(path.parent.glob("mcp.json.broken-*"))
     srv = HttpServerProcess(record_headers=tmp_path / "headers.jsonl").start()
     try:

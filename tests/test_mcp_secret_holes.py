@@ -50,6 +50,7 @@ def test_a_hand_edited_reference_to_the_model_key_is_refused_never_sent_never_de
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps({"version": 1, "servers": {"docs": {
             "type": "http", "url": srv.url, "headers": {"X-Trace": {"secret": "model/api_key"}}}}}))
+        written = path.read_bytes()
         listed = run_cli("mcp", "list")
         test = run_cli("mcp", "test", "docs")
         removed = run_cli("mcp", "remove", "docs")
@@ -62,9 +63,14 @@ def test_a_hand_edited_reference_to_the_model_key_is_refused_never_sent_never_de
     sent = [h for h in srv.headers_seen() if any(model_key in v for v in h.values())]
     assert sent == []
     assert KeyringSecretStore().get("model/api_key") == model_key
-    # the refused file is kept aside, readable only by the user
+    # the refused file stays where the user wrote it, byte for byte (issue 19 item 7), and every
+    # write is refused with the same sentence until it is fixed or the user starts over
+    assert path.read_bytes() == written and not list(path.parent.glob("mcp.json.broken-*"))
+    assert "not its own" in removed.stderr and "start-over" in removed.stderr, removed.stderr
+    assert run_cli("mcp", "start-over").returncode == 0
     [backup] = list(path.parent.glob("mcp.json.broken-*"))
-    assert backup.stat().st_mode & 0o777 == 0o600
+    assert backup.read_bytes() == written and backup.stat().st_mode & 0o777 == 0o600
+    assert KeyringSecretStore().get("model/api_key") == model_key
 
 
 def test_an_import_naming_another_secret_imports_nothing_and_remove_spares_it(  # type: ignore[no-untyped-def]

@@ -78,16 +78,40 @@ def test_a_write_migrates_first_so_a_typed_secret_is_never_dropped(service: McpS
     assert TYPED not in text and {"legacy", "other"} <= set(json.loads(text)["servers"])
 
 
-def test_a_broken_file_is_read_as_empty_and_set_aside_only_by_the_migration(service: McpService) -> None:
+@pytest.mark.parametrize("text,where", [
+    ('{"servers": {"x": ', "line 1, column 19"),
+    ('{"servers": {\n  "x": {"type": "http", "url": "https://x.example/mcp"},\n}}\n', "line 3, column 1"),
+])
+def test_a_broken_file_is_never_moved_writes_are_refused_and_start_over_keeps_it(
+        service: McpService, text: str, where: str) -> None:
+    """Issue 19 item 7: a hand-edited mcp.json that does not parse stays where it is, byte for
+    byte, through reads, the migration and refused writes; only start_over sets it aside."""
+    from hearthside.app.mcp_store import McpConfigBroken
+    from hearthside.core.mcpconfig import McpConfigError
+
     path = service.paths.mcp_file
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text('{"servers": {"x": ')
+    path.write_text(text)
     before = _snapshot(path.parent)
-    assert service.load().servers == () and "set aside, not lost" in service.load_error
-    assert _snapshot(path.parent) == before
-    done = service.migrate_secrets()
-    assert done.set_aside.startswith("mcp.json.broken-") and done.set_aside in done.warning
-    assert not path.exists() and (path.parent / done.set_aside).read_text() == '{"servers": {"x": '
+    assert service.load().servers == () and where in service.load_error and where in service.broken
+    assert where in service.migrate_secrets().warning
+    for write in (lambda: service.add(ServerConfig("y", "http", url="https://y.example/mcp")),
+                  lambda: service.remove("x"), lambda: service.set_enabled("x", False),
+                  lambda: service.delete_orphaned_secrets()):
+        with pytest.raises(McpConfigBroken, match=f"{where}.*nothing was changed.*start-over"):
+            write()
+    after = _snapshot(path.parent)
+    after.pop("mcp.json.lock")  # taken by the refused writes
+    assert after == before
+    backup = service.start_over()
+    assert backup.name.startswith("mcp.json.broken-") and backup.read_text() == text
+    assert backup.stat().st_mode & 0o777 == 0o600
+    assert json.loads(path.read_text())["servers"] == {} and not service.broken
+    service.add(ServerConfig("y", "http", url="https://y.example/mcp"))
+    assert [s.name for s in service.servers()] == ["y"]
+    with pytest.raises(McpConfigError, match="no problem to start over from"):
+        service.start_over()  # a file that parses is never dropped
+    assert [s.name for s in service.servers()] == ["y"]
 
 
 def test_check_add_refuses_before_any_secret_is_asked_and_writes_nothing(service: McpService) -> None:

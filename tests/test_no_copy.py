@@ -263,17 +263,20 @@ def test_no_secret_echoed_or_pasted_is_copied_into_any_file_or_output(  # type: 
     assert f"http://127.0.0.1:{host.port}/{wheel}" in record.read_text()
     cli("plugins", "list")
 
-    # A secret pasted into mcp.json by hand, then the file broken: the copy kept aside is 0600.
+    # A secret pasted into mcp.json by hand, then the file broken: a read leaves it as it is,
+    # and the copy kept when the user starts over is 0600.
     mcp_file = isolated_home / ".config" / "hearthside" / "mcp.json"
     mcp_file.write_text('{"servers": {"x": {"url": "https://h.example/mcp", "headers": '
                         f'{{"Authorization": "{pasted}"}}}}}}, oops')
     mcp_file.chmod(0o644)
     cli("mcp", "list")
+    assert not list(mcp_file.parent.glob("mcp.json.broken-*"))
+    cli("mcp", "start-over")
     [backup] = list(mcp_file.parent.glob("mcp.json.broken-*"))
     assert backup.stat().st_mode & 0o777 == 0o600
 
     for name in ("q", "db"):
-        cli("mcp", "remove", name, ok=False)  # the broken file was set aside: they are gone
+        cli("mcp", "remove", name, ok=False)  # the user started over: they are gone
     cli("model", "forget-key")
 
     files = [p for p in isolated_home.rglob("*") if p.is_file() and not p.is_symlink()]

@@ -50,6 +50,22 @@ def test_the_surface_exports_what_it_lists_and_a_version() -> None:
     assert api.hookimpl is specs.hookimpl  # the marker the host checks against
 
 
+def test_the_hook_specs_are_typed_with_the_plugin_apis_own_types_and_say_when_they_run() -> None:
+    """Issue 19 item 6: no ``Any`` in the contract; each hook says when it is called, what it
+    receives and what it may do (pytest's hookspec module is the model)."""
+    import typing
+
+    register_of = {"tools": api.RegisterTool, "skills": api.RegisterSkills,
+                   "providers": api.RegisterSearchProvider, "servers": api.RegisterMcpServer}
+    for h in specs.HOOKS:
+        fn = getattr(specs, h.hook)
+        hints = typing.get_type_hints(fn)
+        assert hints == {"register": register_of[h.kind], "settings": api.PackSettings, "return": type(None)}, h
+        doc = fn.__doc__ or ""
+        assert "Called once per process" in doc and ":param register:" in doc and ":param settings:" in doc, h
+        assert "raising disables the pack" in doc, h
+
+
 def test_the_hook_names_come_from_one_table() -> None:
     assert api.HOOK_NAMES == specs.HOOK_NAMES == tuple(h.hook for h in specs.HOOKS)
     for h in specs.HOOKS:  # every row has its spec, and its validator in the host

@@ -101,3 +101,41 @@ def test_a_failing_change_writes_nothing(tmp_path: Path) -> None:
         store.update(boom)
     assert tomllib.loads(path.read_text()) == {"model": {"name": "kept"}}
     assert store.get("model.name") == "kept"
+
+
+def test_a_reader_is_not_blocked_by_a_change_waiting_for_another_process(tmp_path: Path) -> None:
+    """Issue 19 item 6: ``update`` waits for the file lock before it takes the in-process lock,
+    so the tray's menu (a reader in this process) never waits behind it. On the old code the
+    reader waited until the other process let go."""
+    import threading
+
+    from hearthside.adapters.locks import lock_for
+
+    path = tmp_path / "settings.toml"
+    path.write_text('[model]\nname = "before"\n')
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         ("import sys, time\nfrom hearthside.adapters.locks import lock_for\n"
+          "lock_for(sys.argv[1]).acquire(5)\nprint('held', flush=True)\nsys.stdin.read()\n"),
+         str(path) + ".lock"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    store = SettingsStore(path, lock_timeout=300)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        changer = threading.Thread(target=store.set, args=("model.name", "after"), daemon=True)
+        changer.start()
+        threads = lock_for(str(path) + ".lock")._threads  # taken by the changer before it waits on the file
+        while threads.acquire(blocking=False):  # until the changer is waiting for the other process
+            threads.release()
+            changer.join(0.01)
+        read: list[object] = []
+        reader = threading.Thread(target=lambda: read.append(store.get("model.name")), daemon=True)
+        reader.start()
+        reader.join(60)  # a bound for a hang, not a speed: the read is one small file
+        assert read == ["before"] and changer.is_alive()
+    finally:
+        assert holder.stdin is not None
+        holder.stdin.close()
+        holder.wait(timeout=60)
+    changer.join(60)
+    assert not changer.is_alive() and tomllib.loads(path.read_text()) == {"model": {"name": "after"}}

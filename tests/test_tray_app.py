@@ -416,16 +416,17 @@ def test_persona_folder_deleted_while_windows_are_open(make_shell, two_personas,
     shell.tray.menu.aboutToShow.emit()  # the menu still builds
 
 
-def test_corrupt_settings_at_start_are_kept_aside_and_the_user_is_told(make_shell, two_personas, app_context, qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_corrupt_settings_at_start_stay_put_and_the_user_is_told_where(  # type: ignore[no-untyped-def]
+        make_shell, two_personas, app_context, qtbot) -> None:
+    """Issue 19 item 7: starting the tray never moves a settings.toml the user is editing."""
     path = app_context.paths.settings_file
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("this is [not toml\n")
     shell = make_shell()
-    qtbot.waitUntil(lambda: any(t.startswith("Settings were reset") for t in _dialog_texts(shell)), timeout=10_000)
-    backups = list(path.parent.glob("settings.toml.broken-*"))
-    assert len(backups) == 1 and backups[0].read_text() == "this is [not toml\n"
-    text = next(t for t in _dialog_texts(shell) if t.startswith("Settings were reset"))
-    assert str(backups[0]) in text
+    qtbot.waitUntil(lambda: any(t.startswith("Settings cannot be used") for t in _dialog_texts(shell)), timeout=10_000)
+    assert path.read_text() == "this is [not toml\n" and not list(path.parent.glob("settings.toml.broken-*"))
+    text = next(t for t in _dialog_texts(shell) if t.startswith("Settings cannot be used"))
+    assert "line 1, column 6" in text and "Start over" in text
     assert [r.name for r in shell.rows] == ["Ada", "Kip"]
 
 

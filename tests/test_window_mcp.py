@@ -263,3 +263,38 @@ def test_left_out_tools_are_listed_with_their_reasons() -> None:
 
     assert _skipped((("bad tool", "name too long"), ("x", "no schema"))) == \
         "bad tool (name too long), x (no schema)"
+
+
+def test_a_broken_mcp_json_is_shown_with_its_place_left_alone_and_start_over_keeps_it(  # type: ignore[no-untyped-def]
+    qtbot, window, app_context, tmp_path
+) -> None:
+    """Issue 19 item 7: the window says where mcp.json is wrong, changes nothing (an import is
+    refused), and *Start over* keeps the file as a backup and begins with no servers."""
+    from PySide6.QtWidgets import QMessageBox
+    from test_mcp_cli import TRAILING_COMMA
+
+    w = window
+    path = app_context.paths.mcp_file
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(TRAILING_COMMA)
+    with qtbot.waitSignal(w.loaded, timeout=20000):
+        w.reload()
+    assert "line 3, column 1" in w.message.text() and "Start over" in w.message.text()
+    assert "hearthside" not in w.message.text()  # the window's way out is its button, not a command
+    assert w.start_over_btn.isVisible() and not w.add_btn.isEnabled() and not w.import_btn.isEnabled()
+    host = tmp_path / "claude_desktop_config.json"
+    host.write_text(json.dumps({"mcpServers": {"other": {"command": "y"}}}))
+    with qtbot.waitSignal(w.finished_action, timeout=20000, check_params_cb=lambda a: a == "failed"):
+        w.import_file(str(host))
+    assert "line 3, column 1" in w.message.text() and "nothing was changed" in w.message.text()
+    assert path.read_bytes() == TRAILING_COMMA and not list(path.parent.glob("mcp.json.broken-*"))
+
+    w.start_over_btn.click()
+    box = w.findChild(QMessageBox)
+    assert box is not None and path.read_bytes() == TRAILING_COMMA  # nothing before the answer
+    with qtbot.waitSignal(w.finished_action, timeout=20000, check_params_cb=lambda a: a == "start over"):
+        next(b for b in box.buttons() if b.text() == "Start over").click()
+    [backup] = list(path.parent.glob("mcp.json.broken-*"))
+    assert backup.read_bytes() == TRAILING_COMMA and str(backup) in w.message.text()
+    qtbot.waitUntil(lambda: not w.start_over_btn.isVisible() and w.add_btn.isEnabled(), timeout=10000)
+    assert json.loads(path.read_text())["servers"] == {}

@@ -190,3 +190,36 @@ def test_model_test_asks_the_configured_server(qtbot, window) -> None:  # type: 
     with qtbot.waitSignal(w.finished_action, timeout=20000):
         w.test_btn.click()  # the server is gone now
     assert w.model_msg.kind == "error" and "does not answer" in w.model_msg.text()
+
+
+def test_a_settings_file_with_a_mistake_is_shown_left_alone_and_start_over_keeps_it(  # type: ignore[no-untyped-def]
+    qtbot, window, app_context
+) -> None:
+    """Issue 19 item 7: the window names the line and column, saves nothing, and *Start over*
+    keeps the file as a backup and begins with default settings."""
+    from PySide6.QtWidgets import QMessageBox
+    from test_malformed_app_files import BAD_LINE_3
+
+    w = window
+    path = app_context.paths.settings_file
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(BAD_LINE_3)
+    with qtbot.waitSignal(w.loaded, timeout=10000):
+        w.reload()
+    assert w.problem.isVisible() and "line 3, column 18" in w.problem.text()
+    assert "'hearthside " not in w.problem.text() and "Start over" in w.problem.text()
+    assert w.start_over_btn.isVisible() and not w.save_btn.isEnabled()
+    with pytest.raises(Exception, match="line 3, column 18, so nothing was changed"):
+        app_context.settings.set("drift.strict", True)  # what any save would meet
+    assert path.read_bytes() == BAD_LINE_3 and not list(path.parent.glob("settings.toml.broken-*"))
+
+    w.start_over_btn.click()
+    box = w.findChild(QMessageBox)
+    assert box is not None and path.read_bytes() == BAD_LINE_3  # nothing before the answer
+    with qtbot.waitSignal(w.finished_action, timeout=10000, check_params_cb=lambda a: a == "start over"):
+        next(b for b in box.buttons() if b.text() == "Start over").click()
+    [backup] = list(path.parent.glob("settings.toml.broken-*"))
+    assert backup.read_bytes() == BAD_LINE_3 and str(backup) in w.message.text()
+    qtbot.waitUntil(lambda: not w.start_over_btn.isVisible() and w.save_btn.isEnabled(), timeout=10000)
+    w.paused.setChecked(True)
+    assert _save(qtbot, w) == "saved" and _file(app_context)["personas"]["Kip"]["paused"] is True

@@ -32,33 +32,22 @@ disabling the pack with "the pack may need a newer Hearthside". Hook wrappers ar
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
-from typing import Any, Protocol
 
 from .core.boundedread import BoundedRead, read_bounded
 from .core.contributions import McpServerContribution, SecretNeed
+from .core.packtypes import (
+    PackSettings,
+    RegisterMcpServer,
+    RegisterSearchProvider,
+    RegisterSkills,
+    RegisterTool,
+)
 from .core.search import SearchProvider, SearchQuery, SearchResult, SearchUnavailable
 from .core.tools import FunctionTool, Tool, ToolEnv, ToolResult, ToolSpec
 from .pluginhost.specs import ENTRY_POINT_GROUP, HOOK_NAMES, hookimpl
 
 #: The plugin API's version, ``MAJOR.MINOR`` (see the compatibility promise above).
 PLUGIN_API_VERSION = "1.0"
-
-
-class PackSettings(Protocol):
-    """The ``settings`` argument of every hook: Hearthside's settings, read-only."""
-
-    def get(self, key: str, default: Any = None) -> Any: ...
-
-
-#: ``register`` in ``hearthside_tools``: one tool per call (see :class:`Tool`).
-RegisterTool = Callable[[Tool], None]
-#: ``register`` in ``hearthside_skills``: a folder that is one skill or holds skill folders.
-RegisterSkills = Callable[[str | os.PathLike[str]], None]
-#: ``register`` in ``hearthside_search_providers``: one provider per call.
-RegisterSearchProvider = Callable[[SearchProvider], None]
-#: ``register`` in ``hearthside_mcp_servers``: one server per call.
-RegisterMcpServer = Callable[[McpServerContribution], None]
 
 
 # --- write guard (issue 9 hole 2): the "guard" helper adds its exports here -------------------

@@ -20,7 +20,7 @@ from pathlib import Path
 from urllib.parse import quote, unquote
 
 from ..adapters.atomicfile import write_atomic
-from ..core.boundedread import read_bounded
+from ..core.boundedread import read_bytes_checked
 from ..core.drift import Baseline, baseline_from_json, baseline_to_json
 
 #: Largest baseline record read back (a 2 MiB file with JSON escaping fits comfortably).
@@ -74,18 +74,13 @@ class BaselineStore:
         with self._lock:
             if (unit, file) in self._mem:
                 return self._mem[(unit, file)], ""
-            path = self._record(unit, file)
-            if not os.path.lexists(path):
-                return None, ""
-            got = read_bounded(path, MAX_RECORD_BYTES)
-            if got.data is None:
-                return None, f"the record {path} cannot be read: {got.reason}"
-            if got.over_cap:
-                return None, f"the record {path} is larger than any approved copy can be"
+            data, why = read_bytes_checked(self._record(unit, file), MAX_RECORD_BYTES)
+            if data is None:  # no record (""), or why this one cannot be used
+                return None, why and f"the approval record cannot be read: {why}"
             try:
-                return baseline_from_json(got.data), ""
+                return baseline_from_json(data), ""
             except ValueError as exc:
-                return None, f"the record {path} is damaged: {exc}"
+                return None, f"the approval record {self._record(unit, file)} is damaged: {exc}"
 
     def in_memory_only(self, unit: str, file: str) -> bool:
         """True when this approval lives only in memory (the state dir refused it)."""

@@ -285,26 +285,16 @@ class Lifecycle:
         return left
 
 
-def recover_settings(settings: SettingsStore) -> str:
-    """At start: a settings.toml that cannot be read is moved aside and defaults are used.
+def settings_problem(settings: SettingsStore) -> str:
+    """At start: what is wrong with ``settings.toml``, for the user ("" when it is fine).
 
-    Returns a sentence for the user ("" when the settings were fine). Without this the broken
-    file would be kept only at the next save, and every start would warn again.
+    The file is left exactly where it is: people edit it by hand, and a read that moved it
+    would lose their place (their editor still has it open). Defaults are used and changes are
+    refused until the user fixes it or chooses *Start over* in the Settings window.
     """
-    from ..adapters.atomicfile import keep_backup
-
     settings.all()
     if not settings.error:
         return ""
-    why: str = settings.error
-    path = settings.path
-    try:
-        backup = keep_backup(path)
-    except FileNotFoundError:
-        return why
-    except OSError as exc:
-        return f"{why} It could not be moved aside either ({exc.strerror or exc})."
-    settings.reload()
-    log.warning("settings.toml was unreadable; kept it as %s and started with defaults", backup)
-    return (f"Your settings file could not be read, so Hearthside started with default settings. "
-            f"The broken file was kept as {backup} so nothing is lost. ({why})")
+    return ("Your settings file cannot be used as it is, so Hearthside uses default settings and "
+            f"changes no setting until it is fixed. {settings.problem}. Fix the file, or choose Start over "
+            "in Settings… to keep it as a backup and begin again with defaults.")

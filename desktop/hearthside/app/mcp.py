@@ -9,6 +9,7 @@ change without those callers noticing. Configuration changes are plain calls; co
 Reading never writes: :meth:`McpService.load`, :meth:`servers` and :meth:`entries` leave files and
 keyring alone. :meth:`migrate_secrets` is the explicit step that moves secrets typed into
 ``mcp.json`` into the keyring; the app runs it at start-up and the CLI before each ``mcp`` command.
+A ``mcp.json`` that does not parse is never moved: only the user's :meth:`start_over` sets it aside.
 """
 
 from __future__ import annotations
@@ -26,10 +27,20 @@ from ..core.mcpconfig import McpConfig, McpConfigError, ServerConfig, ServerStat
 from ..core.secrets import SecretStore, SecretStoreError
 from ..core.tools import Catalog, Tool
 from .mcp_connections import McpConnections
-from .mcp_store import ImportPreview, ImportReport, McpConfigStore, Migration, Orphan, with_entry_id
+from .mcp_store import (
+    FIX_OR_START_OVER,
+    ImportPreview,
+    ImportReport,
+    McpConfigBroken,
+    McpConfigStore,
+    Migration,
+    Orphan,
+    with_entry_id,
+)
 from .paths import AppPaths
 
-__all__ = ["ImportPreview", "ImportReport", "McpService", "Migration", "Orphan", "SecretInfo", "ServerEntry"]
+__all__ = ["ImportPreview", "ImportReport", "McpConfigBroken", "McpService", "Migration", "Orphan", "SecretInfo",
+           "ServerEntry"]
 
 log = logging.getLogger(__name__)
 
@@ -87,6 +98,16 @@ class McpService:
     @property
     def load_error(self) -> str:
         return self.config.load_error
+
+    @property
+    def broken(self) -> str:
+        """Why ``mcp.json`` did not parse at the last read ("" when it did): :meth:`start_over`
+        is the way out besides fixing the file."""
+        return self.config.broken
+
+    def start_over(self) -> Path:
+        """Keep a broken ``mcp.json`` as ``mcp.json.broken-<time>`` and begin with no servers."""
+        return self.config.start_over()
 
     def editing(self) -> AbstractContextManager[None]:
         return self.config.editing()
@@ -154,10 +175,15 @@ class McpService:
         """Store (or rotate) the secret for header/env ``key`` of server ``name`` (a user's
         server, or a pack's server that declares that secret)."""
         with self.config.editing():
-            done = self.config.set_secret(name, key, value)
+            pack = next((c for c, _ in self.connections.pack_servers() if c.name == name), None)
+            try:
+                done = self.config.set_secret(name, key, value)
+            except McpConfigBroken:
+                if pack is None:  # a pack's secret is stored under its reference: mcp.json is not written
+                    raise
+                done = None
             if done is not None:
                 return done
-            pack = next((c for c, _ in self.connections.pack_servers() if c.name == name), None)
             if pack is None:
                 raise _no_such_server(name)
             refs = {k.lower(): r for k, r in pack.secret_refs().items()}
@@ -224,7 +250,13 @@ class McpService:
         return self.connections.servers()
 
     def get(self, name: str) -> ServerConfig:
-        return self.connections.get(name)
+        try:
+            return self.connections.get(name)
+        except McpConfigError:
+            if self.config.broken:  # the server may well be in the file: say why it cannot be used
+                raise McpConfigBroken(f"{self.config.broken}, so none of your servers can be used: "
+                                      f"{FIX_OR_START_OVER}") from None
+            raise
 
     async def connect_all(self) -> list[ServerStatus]:
         return await self.connections.connect_all()

@@ -2,11 +2,16 @@
 the keyring.
 
 Reading is only reading: :meth:`McpConfigStore.load` never writes a file, renames one or touches
-the keyring, so a window listing servers changes nothing on disk. A ``mcp.json`` that needs
-tidying — a secret typed into it by hand, or a file that no longer parses — is tidied by the
-explicit :meth:`McpConfigStore.migrate_secrets` step, which the app runs when it starts and the
-CLI runs before each ``hearthside mcp`` command; every write runs it first too, under the same
-lock, so a write can never drop a typed-in secret or overwrite a broken file.
+the keyring, so a window listing servers changes nothing on disk. Secrets typed into ``mcp.json``
+by hand are moved into the keyring by the explicit :meth:`McpConfigStore.migrate_secrets` step,
+which the app runs when it starts and the CLI runs before each ``hearthside mcp`` command; every
+write runs it first too, under the same lock, so a write can never drop a typed-in secret.
+
+``mcp.json`` is a file people edit by hand, so one that no longer parses (a trailing comma, a
+reference to a secret that is not its server's own) is never moved or rewritten by Hearthside on
+its own: the problem is reported with its line and column, no server of the user's is used, and
+every write is refused until the user fixes the file or chooses :meth:`McpConfigStore.start_over`
+(which keeps the broken file as ``mcp.json.broken-<time>`` and writes an empty list).
 
 Validation of a new server lives here once (:meth:`McpConfigStore.prepare`): the CLI asks it
 before prompting for secrets and :meth:`add` asks it again under the lock before writing.
@@ -25,7 +30,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..adapters.atomicfile import keep_backup, write_atomic
-from ..core.boundedread import read_bounded, read_text_bounded
+from ..core.boundedread import read_text_bounded
 from ..core.mcpconfig import (
     McpConfig,
     McpConfigError,
@@ -111,7 +116,6 @@ class Migration:
     """What :meth:`McpConfigStore.migrate_secrets` did."""
 
     moved: int = 0  # secret values moved from mcp.json into the keyring
-    set_aside: str = ""  # the name a broken mcp.json was kept under
     error: str = ""  # why typed-in secrets are still in the file (keyring unavailable)
     warning: str = ""  # one sentence for the user when something needs their attention
 
@@ -128,6 +132,16 @@ class _Unusable(str):
     """Why ``mcp.json`` is not a regular file (a FIFO, a device): nothing in it to keep aside."""
 
 
+#: What the user can do about an ``mcp.json`` that does not parse (the CLI's words; the window
+#: offers the same as its *Start over* button).
+FIX_OR_START_OVER = ("fix the file, or run 'hearthside mcp start-over' to keep it as a backup and begin "
+                     "again with no servers")
+
+
+class McpConfigBroken(McpConfigError):
+    """A change refused because ``mcp.json`` does not parse: writing would lose what is in it."""
+
+
 def _read_env_file(imported: Path, name: str) -> tuple[str | None, str]:
     """Read a server's ``envFile`` for an import, bounded and non-blocking. A relative name is
     taken from the imported file's folder; ``${workspaceFolder}`` is the folder holding
@@ -138,15 +152,7 @@ def _read_env_file(imported: Path, name: str) -> tuple[str | None, str]:
     target = Path(name).expanduser()
     if not target.is_absolute():
         target = base / target
-    got = read_bounded(target, MAX_ENV_FILE_BYTES)
-    if got.data is None:
-        return None, f"{target}: {got.reason}"
-    if got.over_cap:
-        return None, f"{target} is larger than {MAX_ENV_FILE_BYTES // 1024} KiB"
-    try:
-        return got.data.decode("utf-8"), ""
-    except UnicodeDecodeError:
-        return None, f"{target} is not UTF-8 text"
+    return read_text_bounded(target, MAX_ENV_FILE_BYTES, missing_ok=False)
 
 
 class McpConfigStore:
@@ -157,6 +163,9 @@ class McpConfigStore:
         self._secrets_factory = secrets
         #: A warning for the user about the last load or migration ("" when all is well).
         self.load_error = ""
+        #: Why ``mcp.json`` did not parse at the last load ("" when it did): writes are refused
+        #: and :meth:`start_over` is offered while it is set.
+        self.broken = ""
         self.index = SecretIndex(paths.state_dir / "mcp-secrets.json")
 
     @property
@@ -266,15 +275,17 @@ class McpConfigStore:
         a reference not yet filled; ``load_error`` says so until :meth:`migrate_secrets` runs."""
         got = self._read()
         if got is None:
-            self.load_error = ""
+            self.load_error = self.broken = ""
             return McpConfig()
         if isinstance(got, _Unusable):
-            self.load_error = str(got)
+            self.load_error, self.broken = str(got), ""
             return McpConfig()
         if isinstance(got, McpConfigError):
-            self.load_error = (f"{got}; an empty list is used (the file is set aside, not lost, "
-                               "before servers are next changed)")
+            self.broken = str(got)
+            self.load_error = (f"{got}. No MCP server of yours is used and servers cannot be changed "
+                               f"until it is fixed: {FIX_OR_START_OVER}")
             return McpConfig()
+        self.broken = ""
         cfg, plain = got
         self.load_error = (
             f"mcp.json holds {len(plain)} secret value(s) typed into it; they move into the OS "
@@ -284,25 +295,21 @@ class McpConfigStore:
 
     def migrate_secrets(self) -> Migration:
         """The explicit tidy-up step: move secret values typed into ``mcp.json`` into the
-        keyring (the file keeps only references), and set a file that no longer parses aside
-        (kept, never lost) so the next write starts from an empty list. With nothing to do it
-        takes no lock and creates nothing."""
+        keyring (the file keeps only references) and give user entries their ids. A file that
+        does not parse is left exactly as it is (the user's to fix, or to :meth:`start_over`);
+        the warning says why and where. With nothing to do it takes no lock and creates nothing."""
         first = self._read()
-        if first is None or isinstance(first, _Unusable) or (
-                not isinstance(first, McpConfigError) and not first[1]
-                and all(s.entry for s in first[0].servers)):
+        if isinstance(first, McpConfigError):
+            self.load()  # the one sentence, with the line and column
+            return Migration(warning=self.load_error)
+        if first is None or isinstance(first, _Unusable) or (not first[1] and all(s.entry for s in first[0].servers)):
             if not isinstance(first, _Unusable):
-                self.load_error = ""
+                self.load_error = self.broken = ""
             return Migration()
         with self.editing():
             got = self._read()
-            if got is None or isinstance(got, _Unusable):  # changed meanwhile: nothing to tidy
+            if got is None or isinstance(got, _Unusable | McpConfigError):  # changed meanwhile: not now
                 return Migration()
-            if isinstance(got, McpConfigError):
-                backup = keep_backup(self.paths.mcp_file)
-                self.load_error = f"{got}; the file was kept as {backup.name} and an empty list is used"
-                log.warning("mcp.json: %s", self.load_error)
-                return Migration(set_aside=backup.name, warning=self.load_error)
             cfg, plain = got
             if not plain and all(s.entry for s in cfg.servers):
                 self.load_error = ""
@@ -355,13 +362,35 @@ class McpConfigStore:
 
     def _load_for_write(self) -> McpConfig:
         """Migrate, then load — the start of every write, under :meth:`editing`. A typed-in
-        secret that could not reach the keyring stops the write (it would be lost otherwise)."""
+        secret that could not reach the keyring stops the write (it would be lost otherwise),
+        and so does a file that does not parse (writing would replace what the user wrote)."""
         done = self.migrate_secrets()
         if done.error:
             raise McpConfigError(
                 f"mcp.json holds secrets that could not be moved to the keyring ({done.error}); "
                 "nothing was changed")
-        return self.load()
+        cfg = self.load()
+        if self.broken:
+            raise McpConfigBroken(f"{self.broken}, so nothing was changed: {FIX_OR_START_OVER}")
+        return cfg
+
+    def start_over(self) -> Path:
+        """The user's choice for an ``mcp.json`` that does not parse: keep it as
+        ``mcp.json.broken-<time>`` (mode 0600: it may hold a pasted secret) and write an empty
+        list. Refused while the file parses, so it can never drop working servers. Secrets of
+        the servers in the old file become orphans (listed, never sent, deletable)."""
+        with self.editing():
+            got = self._read()
+            if not isinstance(got, McpConfigError) or not _regular(self.paths.mcp_file):
+                self.load()
+                raise McpConfigError(
+                    f"{self.paths.mcp_file} has no problem to start over from, so nothing was changed"
+                    + (f" ({self.load_error})" if self.load_error else ""))
+            backup = keep_backup(self.paths.mcp_file)
+            self.save(McpConfig())
+            self.load_error = self.broken = ""
+            log.info("mcp.json did not parse (%s); kept it as %s and started with no servers", got, backup.name)
+            return backup
 
     def save(self, cfg: McpConfig) -> None:
         """Write ``mcp.json`` (under :meth:`editing`). Every user entry written has an id."""
@@ -406,17 +435,10 @@ class McpConfigStore:
     @staticmethod
     def _read_import(p: Path) -> str:
         """An MCP host file's text, bounded and non-blocking (a FIFO or /dev/zero cannot hang)."""
-        got = read_bounded(p, MAX_IMPORT_BYTES)
-        if got.data is None:
-            raise McpConfigError(f"cannot read {p}: {got.reason}")
-        if got.over_cap:
-            raise McpConfigError(
-                f"{p} is larger than {MAX_IMPORT_BYTES // (1024 * 1024)} MiB; that is not an MCP "
-                "configuration file, so nothing was imported")
-        try:
-            return got.data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise McpConfigError(f"{p} is not UTF-8 text (bad byte at offset {exc.start})") from None
+        text, why = read_text_bounded(p, MAX_IMPORT_BYTES, missing_ok=False)
+        if text is None:
+            raise McpConfigError(f"{why}; nothing was imported")
+        return text
 
     @staticmethod
     def _parse_import(p: Path) -> ParsedServers:

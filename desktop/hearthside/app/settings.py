@@ -4,17 +4,22 @@ Several Hearthside processes share the file (the tray, a CLI command, a check-in
 is a transaction: take ``settings.toml.lock``, re-read the file, apply the change, write it
 atomically. A change made by another process between our read and our write is never lost.
 
-A file that does not parse is never overwritten blindly: reads fall back to defaults and say
-why, and the first save keeps the broken file as a backup before writing a new one.
+People edit the file by hand, so one that does not parse (or has a number where a section
+belongs) is never moved or rewritten by Hearthside on its own: reads fall back to defaults and
+say why, with the line and column, and every change is refused (:class:`SettingsBroken`) until
+the user fixes the file or chooses :meth:`SettingsStore.start_over`, which keeps the file as
+``settings.toml.broken-<time>`` and begins again with defaults.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import logging
 import os
+import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +27,7 @@ import tomli_w
 
 from ..adapters.atomicfile import keep_backup, write_atomic
 from ..adapters.locks import LockBusy, LockUnusable, lock_for
-from ..core.boundedread import read_bounded
+from ..core.boundedread import read_text_bounded
 from ..core.safeparse import loads_toml
 
 log = logging.getLogger(__name__)
@@ -40,19 +45,35 @@ class SettingsError(RuntimeError):
     """A settings change could not be made (the message is one sentence for the user)."""
 
 
+class SettingsBroken(SettingsError):
+    """A change refused because ``settings.toml`` cannot be used as it is: writing would replace
+    what the user wrote."""
+
+
+#: What the user can do about a settings file Hearthside cannot use (the CLI's words; the
+#: Settings window offers the same as its *Start over* button).
+FIX_OR_START_OVER = ("fix the file, or run 'hearthside settings start-over' to keep it as a backup and "
+                     "begin again with default settings")
+
+
 #: Top-level names that are sections (tables). ``personas = 5`` or ``model = 5`` is ignored with
 #: a sentence, so no caller ever has to cope with a number where it expects a section.
 TABLES = ("agent", "drift", "files", "model", "persona_folders", "personas", "plugins", "search")
 
 
-def _short(raw: bytes, key: str) -> str:
-    """How ``key`` was written (its line's value), for the sentence; cut short."""
-    for line in raw.decode("utf-8", "replace").splitlines():
+def _short(text: str, key: str) -> str:
+    """How ``key`` was written (its line and value), for the sentence; cut short."""
+    for n, line in enumerate(text.splitlines(), 1):
         name, sep, value = line.partition("=")
         if sep and name.strip().strip('"\'') == key.rpartition(".")[2]:
             value = value.strip()
-            return value if len(value) <= 40 else value[:40] + "…"
+            return f"{value if len(value) <= 40 else value[:40] + '…'} (at line {n})"
     return "a value"
+
+
+def _where(exc: Exception) -> str:
+    """tomllib's reason with its "(at line L, column C)" as part of the sentence."""
+    return re.sub(r" \(at (line \d+, column \d+)\)$", r" at \1", str(exc))
 
 
 class SettingsStore:
@@ -61,33 +82,38 @@ class SettingsStore:
     def __init__(self, path: Path, lock_timeout: float = LOCK_TIMEOUT_S) -> None:
         self.path = path
         self.lock_timeout = lock_timeout
+        #: Why the file cannot be used as it is ("" when it can): defaults are read, changes
+        #: are refused and :meth:`start_over` is offered while it is set.
         self.error = ""
+        #: The first half of :attr:`error`: what is wrong and where (line and column).
+        self.problem = ""
+        self._told = ""  # the last warning logged: once per process, not once per re-read
         self._lock = threading.RLock()
         self._data: dict[str, Any] | None = None
+
+    def _unusable(self, problem: str, error: str) -> None:
+        """Record why the file cannot be used; log it the first time it is seen."""
+        self.problem, self.error = problem, error
+        if error != self._told:
+            self._told = error
+            log.warning("%s", error)
 
     def _load(self) -> dict[str, Any]:
         if self._data is not None:
             return self._data
         # Bounded and non-blocking: a settings.toml that is a FIFO must not hang every command.
-        got = read_bounded(self.path, MAX_SETTINGS_BYTES)
-        if got.data is None or got.over_cap:
-            self._data = {}
-            if got.data is None and not os.path.lexists(self.path):
-                return self._data
-            why = got.reason or f"{self.path} is larger than {MAX_SETTINGS_BYTES // 1024} KiB"
-            self.error = f"Could not read settings: {why}; using defaults."
-            log.warning(self.error)
+        text, why = read_text_bounded(self.path, MAX_SETTINGS_BYTES)
+        self._data = {}
+        if text is None:
+            if why:
+                self._unusable(f"Could not read settings: {why}", f"Could not read settings: {why}; using defaults.")
             return self._data
-        raw = got.data
         try:
-            self._data = loads_toml(raw.decode("utf-8").removeprefix("\ufeff"))
-        except (ValueError, UnicodeDecodeError) as exc:  # TOMLDecodeError, NestingError
-            self.error = (
-                f"{self.path} could not be parsed ({exc}); using defaults. The file is kept and "
-                "will be saved aside as a backup before Hearthside writes settings again."
-            )
-            log.warning(self.error)
-            self._data = {}
+            self._data = loads_toml(text)
+        except ValueError as exc:  # TOMLDecodeError, NestingError
+            problem = f"{self.path} could not be parsed: {_where(exc)}"
+            self._unusable(problem, f"{problem}; default settings are used and no setting is changed until "
+                                    f"it is fixed: {FIX_OR_START_OVER}.")
             return self._data
         wrong = [k for k in TABLES if k in self._data and not isinstance(self._data[k], dict)]
         personas = self._data.get("personas")
@@ -97,20 +123,17 @@ class SettingsStore:
             head, _, tail = key.partition(".")
             (self._data[head] if tail else self._data).pop(tail or head)
         if wrong:
-            self.error = (
-                f"In {self.path}, {', '.join(f'{k} = {_short(raw, k)}' for k in wrong)} "
-                f"{'is not a section' if len(wrong) == 1 else 'are not sections'} (write [{wrong[0]}] "
-                f"and the settings under it); {'it is' if len(wrong) == 1 else 'they are'} ignored and "
-                "defaults are used. The file is kept and saved aside as a backup before Hearthside "
-                "writes settings again."
-            )
-            log.warning(self.error)
+            problem = (f"In {self.path}, {', '.join(f'{k} = {_short(text, k)}' for k in wrong)} "
+                       f"{'is not a section' if len(wrong) == 1 else 'are not sections'} (write [{wrong[0]}] "
+                       "and the settings under it)")
+            self._unusable(problem, f"{problem}; {'it is' if len(wrong) == 1 else 'they are'} ignored, defaults "
+                                    f"are used and no setting is changed until it is fixed: {FIX_OR_START_OVER}.")
         return self._data
 
     def reload(self) -> None:
         with self._lock:
             self._data = None
-            self.error = ""
+            self.error = self.problem = ""
 
     def all(self) -> dict[str, Any]:
         with self._lock:
@@ -145,28 +168,50 @@ class SettingsStore:
 
         Under ``settings.toml.lock`` (shared with every Hearthside process): the file is read
         again after the lock is taken, so what another process wrote since our last read is
-        kept; ``mutate`` sees a private copy and nothing is written if it raises.
+        kept; ``mutate`` sees a private copy and nothing is written if it raises. A file that
+        cannot be used as it is refuses the change (:class:`SettingsBroken`).
+
+        The in-process lock is taken only once the file lock is held: a reader in this process
+        (the tray's menu, a window) never waits behind a change that waits for another process.
         """
+        with self._file_lock(), self._lock:  # in this order (see above)
+            self.reload()
+            data = copy.deepcopy(self._load())
+            if self.error:
+                raise SettingsBroken(f"{self.problem}, so nothing was changed: {FIX_OR_START_OVER}")
+            mutate(data)
+            write_atomic(self.path, tomli_w.dumps(data))
+            self._data = data
+
+    def start_over(self) -> Path:
+        """The user's choice for a settings file that cannot be used: keep it as
+        ``settings.toml.broken-<time>`` (mode 0600) and begin again with defaults (an empty
+        file). Refused while the file is fine, so it never drops settings."""
+        with self._file_lock(), self._lock:
+            self.reload()
+            self._load()
+            if not self.error or not os.path.lexists(self.path):
+                raise SettingsError(f"{self.path} has no problem to start over from, so nothing was changed")
+            backup = keep_backup(self.path)
+            write_atomic(self.path, "")
+            self.reload()
+            log.info("settings.toml could not be used; kept it as %s and started with defaults", backup)
+            return backup
+
+    @contextlib.contextmanager
+    def _file_lock(self) -> Iterator[None]:
+        """Hold ``settings.toml.lock`` (every Hearthside process's), or say who has it."""
         file_lock = lock_for(self.path.with_name(self.path.name + ".lock"))
-        with self._lock:
-            try:
-                file_lock.acquire(self.lock_timeout)
-            except LockBusy as exc:
-                raise SettingsError(
-                    f"another Hearthside process is changing {self.path} (lock {exc.lock_file}); "
-                    "nothing was changed, try again in a moment"
-                ) from None
-            except LockUnusable as exc:
-                raise SettingsError(f"{exc}; nothing was changed") from None
-            try:
-                self.reload()
-                data = copy.deepcopy(self._load())
-                mutate(data)
-                if self.error and self.path.exists():
-                    backup = keep_backup(self.path)
-                    log.warning("Kept the unparsable settings file as %s", backup)
-                    self.error = ""
-                write_atomic(self.path, tomli_w.dumps(data))
-                self._data = data
-            finally:
-                file_lock.release()
+        try:
+            file_lock.acquire(self.lock_timeout)
+        except LockBusy as exc:
+            raise SettingsError(
+                f"another Hearthside process is changing {self.path} (lock {exc.lock_file}); "
+                "nothing was changed, try again in a moment"
+            ) from None
+        except LockUnusable as exc:
+            raise SettingsError(f"{exc}; nothing was changed") from None
+        try:
+            yield
+        finally:
+            file_lock.release()

@@ -26,6 +26,7 @@ LAZY_COMMANDS: dict[str, str] = {
     "heartbeat": "hearthside.cli.heartbeat:heartbeat",
     "chat": "hearthside.cli.chat:chat",
     "model": "hearthside.cli.model:model",
+    "settings": "hearthside.cli.settings:settings",
 }
 
 
@@ -47,16 +48,16 @@ class LazyGroup(click.Group):
         return super().get_command(ctx, cmd_name)
 
     def invoke(self, ctx: click.Context) -> Any:
-        """Run the command; a settings change that cannot be made (its lock file busy or not a
-        regular file) is a handled one-line failure (exit 1) in every command, not a traceback:
-        many commands change settings, and every change takes ``settings.toml.lock``."""
+        """Run the command; a settings change that was refused (``settings.toml`` cannot be
+        used, or its lock file is busy or not a regular file) is one line and exit code 1,
+        whichever command asked for it: many commands change settings, and every change takes
+        ``settings.toml.lock``."""
         from ..app.settings import SettingsError
+        from .common import HandledError
 
         try:
             return super().invoke(ctx)
         except SettingsError as exc:
-            from .common import HandledError
-
             raise HandledError(str(exc)) from exc
 
 

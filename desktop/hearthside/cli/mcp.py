@@ -52,7 +52,8 @@ def _echo(message: str, err: bool = False) -> None:
 
 def _tidy(app: Any) -> str:
     """The explicit migration step before a command reads servers: secrets typed into mcp.json
-    move into the keyring and a broken file is set aside (kept). Returns a warning or ""."""
+    move into the keyring. A file that does not parse is left as it is (see ``start-over``).
+    Returns a warning or ""."""
     with handled(McpConfigError):
         return str(app.mcp.migrate_secrets().warning)
 
@@ -309,6 +310,17 @@ def forget_orphans_cmd(ctx: click.Context) -> None:
     for o in orphans:
         _echo(f"deleted {o.ref}")
     _echo(f"{gone} orphaned secret(s) deleted from the OS keyring")
+
+
+@mcp.command("start-over")
+@click.pass_context
+def start_over_cmd(ctx: click.Context) -> None:
+    """Keep an mcp.json that does not parse as a backup and begin again with no servers."""
+    app = get_app(ctx)
+    with handled(McpConfigError):
+        backup = app.mcp.start_over()
+    _echo(f"kept the broken mcp.json as {backup}; mcp.json now lists no servers "
+          "(add them again with 'hearthside mcp add' or 'hearthside mcp import FILE')")
 
 
 @mcp.command("enable")

@@ -176,22 +176,35 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def read_text_bounded(path: str | os.PathLike[str], cap: int) -> tuple[str | None, str]:
-    """An app file as UTF-8 text, bounded and non-blocking: ``(text, "")``; ``(None, "")`` when
-    there is no such file; ``(None, reason)`` when it is unusable (not a regular file, over
-    ``cap`` bytes, not UTF-8). A leading BOM is dropped."""
+def read_bytes_checked(path: str | os.PathLike[str], cap: int, *,
+                       missing_ok: bool = True) -> tuple[bytes | None, str]:
+    """The one error ladder for a file Hearthside reads whole (its own files, a file to import):
+    ``(data, "")``; ``(None, "")`` when there is no such file and ``missing_ok``; else
+    ``(None, reason)``, one sentence naming the file: not a regular file, unreadable, or over
+    ``cap`` bytes. Bounded and non-blocking (see :func:`read_bounded`)."""
     p = os.fspath(path)
-    if not os.path.lexists(p):
+    if missing_ok and not os.path.lexists(p):
         return None, ""
     got = read_bounded(p, cap)
     if got.data is None:
         return None, got.reason
     if got.over_cap:
         return None, f"{p} is larger than {_size(cap)}, too large to be this file"
+    return got.data, ""
+
+
+def read_text_bounded(path: str | os.PathLike[str], cap: int, *,
+                      missing_ok: bool = True) -> tuple[str | None, str]:
+    """:func:`read_bytes_checked`, then UTF-8: ``(text, "")``; ``(None, "")`` when there is no
+    such file (and ``missing_ok``); ``(None, reason)`` when it is unusable, including not UTF-8
+    (the reason gives the offset of the first bad byte). A leading BOM is dropped."""
+    data, why = read_bytes_checked(path, cap, missing_ok=missing_ok)
+    if data is None:
+        return None, why
     try:
-        return got.data.decode("utf-8").removeprefix("\ufeff"), ""
+        return data.decode("utf-8").removeprefix("\ufeff"), ""
     except UnicodeDecodeError as exc:
-        return None, f"{p} is not UTF-8 text (bad byte at offset {exc.start})"
+        return None, f"{os.fspath(path)} is not UTF-8 text (bad byte at offset {exc.start})"
 
 
 def _size(n: int) -> str:

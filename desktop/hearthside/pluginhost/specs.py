@@ -3,7 +3,22 @@
 A pack is a distribution with an entry point in the group ``hearthside.plugins`` pointing at a
 module (or object) whose functions are marked with ``@hookimpl``. Every hook takes a
 ``register`` callback: a pack never returns values, so new hook arguments never break old packs.
-A hook implementation may ask for any subset of the arguments listed here.
+A hook implementation may ask for any subset of the arguments listed here. The arguments are
+typed with the plugin API's own types (:mod:`hearthside.plugin`, defined in
+:mod:`hearthside.core.packtypes`), so a pack that is type-checked sees what the host passes.
+
+When hooks are called (each hook's docstring below repeats what applies to it):
+
+- once per Hearthside process (the tray, ``--headless``, each ``hearthside`` command that needs
+  packs), when packs are first needed, before any chat or check-in starts;
+- for each pack in turn, in the order of :data:`HOOKS`, each hook at most once; never for a
+  pack that is blocked or, in safe mode, for a pack the user installed;
+- with standard output sent to standard error, so a ``print`` cannot spoil a command's JSON.
+
+What a hook may do: call ``register`` any number of times while it runs (never after it
+returned: a late call raises), and read settings. What it must not do: block for long (the
+tray's start or the command waits for it), start work that outlives it, write anything, or rely
+on being called again.
 
 Each hook of each pack is called on its own. If a hook raises (even ``SystemExit``), registers
 something invalid, or registers a name another pack already has, that pack is disabled with the
@@ -13,9 +28,16 @@ reason and everything it registered is dropped; Hearthside and the other packs c
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import pluggy
+
+from ..core.packtypes import (
+    PackSettings,
+    RegisterMcpServer,
+    RegisterSearchProvider,
+    RegisterSkills,
+    RegisterTool,
+)
 
 PROJECT = "hearthside"
 ENTRY_POINT_GROUP = "hearthside.plugins"
@@ -25,48 +47,74 @@ hookimpl = pluggy.HookimplMarker(PROJECT)
 
 
 @hookspec
-def hearthside_tools(register: Any, settings: Any) -> None:
-    """Called once when the pack is loaded, to contribute tools a persona can call.
+def hearthside_tools(register: RegisterTool, settings: PackSettings) -> None:
+    """Contribute tools a persona can call.
 
-    Call ``register(tool)`` for each tool. A tool implements ``hearthside.core.tools.Tool``
-    (``spec``, ``read_only``, async ``execute(args, env)``); ``FunctionTool`` builds one from a
-    plain function. The name must match ``TOOL_NAME_RX`` and be unique across all packs. Tools
-    run inside sessions: use ``env.workspace`` and ``env.services`` for per-session state, never
-    globals. ``settings`` is a read-only view of Hearthside's settings (``settings.get(key)``).
+    Called once per process when packs are loaded, first of the four hooks, before any session.
+
+    :param register: call ``register(tool)`` once per tool, only while this hook runs. A tool
+        implements :class:`hearthside.plugin.Tool` (``spec``, ``read_only``, an
+        ``async def execute(args, env)``); :class:`hearthside.plugin.FunctionTool` builds one
+        from a plain function. The name must match ``TOOL_NAME_RX``, must not be one of
+        Hearthside's own, and must be unique across all packs.
+    :param settings: Hearthside's settings, read-only (``settings.get("dotted.key", default)``).
+
+    The tools run later, inside sessions: ``execute`` keeps per-session state in
+    ``env.workspace`` and ``env.services``, never in globals, and calls
+    :func:`hearthside.plugin.check_write` before it changes anything on disk. The return value
+    is ignored; raising disables the pack with the reason.
     """
 
 
 @hookspec
-def hearthside_skills(register: Any, settings: Any) -> None:
-    """Called once when the pack is loaded, to contribute skills (agentskills.io folders).
+def hearthside_skills(register: RegisterSkills, settings: PackSettings) -> None:
+    """Contribute skills (agentskills.io folders).
 
-    Call ``register(path)`` with a folder that either is one skill (it holds ``SKILL.md``) or
-    holds skill folders (``<name>/SKILL.md``). Skills are read when a session starts; a
-    malformed skill is skipped with a diagnostic, and a skill that trips the injection scan is
-    held back until the user allows it.
+    Called once per process when packs are loaded, after :func:`hearthside_tools`.
+
+    :param register: call ``register(path)`` with a folder that either is one skill (it holds
+        ``SKILL.md``) or holds skill folders (``<name>/SKILL.md``); the folder must exist.
+    :param settings: Hearthside's settings, read-only.
+
+    The folders are only recorded now; the skills are read when a session starts. A malformed
+    skill is skipped with a diagnostic, and one that trips the injection scan is held back until
+    the user allows it. The return value is ignored; raising disables the pack with the reason.
     """
 
 
 @hookspec
-def hearthside_search_providers(register: Any, settings: Any) -> None:
-    """Called once when the pack is loaded, to contribute web-search providers.
+def hearthside_search_providers(register: RegisterSearchProvider, settings: PackSettings) -> None:
+    """Contribute web-search providers.
 
-    Call ``register(provider)``; a provider implements ``hearthside.core.search.SearchProvider``
-    (a ``name`` and an async ``search(query) -> list[SearchResult]``). The user picks one with
-    the ``search.provider`` setting; without it the first registered provider is used. A
-    provider must bound its own network calls (timeout and concurrency) and should read its
-    configuration at search time so settings changes take effect without a restart.
+    Called once per process when packs are loaded, after :func:`hearthside_skills`.
+
+    :param register: call ``register(provider)`` once per provider; a provider implements
+        :class:`hearthside.plugin.SearchProvider` (a lowercase ``name`` and an async
+        ``search(query) -> list[SearchResult]``), and its name is unique across all packs.
+    :param settings: Hearthside's settings, read-only.
+
+    The user picks a provider with the ``search.provider`` setting; without it the first
+    registered provider is used. A provider bounds its own network calls (timeout and
+    concurrency) and reads its configuration at search time, so a settings change takes effect
+    without a restart. The return value is ignored; raising disables the pack with the reason.
     """
 
 
 @hookspec
-def hearthside_mcp_servers(register: Any, settings: Any) -> None:
-    """Called once when the pack is loaded, to contribute MCP servers.
+def hearthside_mcp_servers(register: RegisterMcpServer, settings: PackSettings) -> None:
+    """Contribute MCP servers.
 
-    Call ``register(McpServerContribution(name, config, secrets))`` from
-    ``hearthside.core.contributions``. ``config`` is ``{"command", "args", "env"}`` for stdio or
-    ``{"url", "headers"}`` for streamable HTTP; never put a secret in it, declare a
-    ``SecretNeed`` instead so the user can enter it into the keyring.
+    Called once per process when packs are loaded, last of the four hooks; the servers are
+    connected later, with the user's own, by the app (never by the hook).
+
+    :param register: call ``register(McpServerContribution(name, config, secrets))``
+        (:class:`hearthside.plugin.McpServerContribution`). ``config`` is
+        ``{"command", "args", "env"}`` for stdio or ``{"url", "headers"}`` for streamable HTTP.
+        Never put a secret in it: declare a :class:`hearthside.plugin.SecretNeed` so the user
+        enters it into the keyring. A user's server of the same name wins over the pack's.
+    :param settings: Hearthside's settings, read-only.
+
+    The return value is ignored; raising disables the pack with the reason.
     """
 
 

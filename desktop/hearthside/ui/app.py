@@ -26,7 +26,7 @@ from ..app.alerts import Notice
 from ..app.autostart import Autostart
 from ..app.context import AppContext
 from ..app.display import display_problem
-from ..app.lifecycle import Lifecycle, PersonaRow, recover_settings
+from ..app.lifecycle import Lifecycle, PersonaRow, settings_problem
 from ..app.notify import DesktopNotices, notification_prefs
 from .bridge import Bridge
 from .dialogs import could_not_open, show_message
@@ -126,7 +126,7 @@ class Shell(QObject):
                 clickable = DesktopNotices()
                 clickable.subscribe(self._dbus_clicked.emit)
                 self.clickable = clickable if clickable.start() else None
-            told = recover_settings(self.app.settings)
+            told = settings_problem(self.app.settings)
             problems = self.lifecycle.start()
             return told, problems, self.autostart.enabled()
 
@@ -138,7 +138,7 @@ class Shell(QObject):
         log.info("tray ready: services started%s", f" ({len(problems)} problem(s))" if problems else "")
         self.state.autostart_on = autostart_on
         if told:
-            self.dialogs.append(show_message("Settings were reset", told, str(self.app.paths.settings_file)))
+            self.dialogs.append(show_message("Settings cannot be used", told, str(self.app.paths.settings_file)))
         self.refresh(first=True)
 
     def refresh(self, first: bool = False) -> None:

@@ -137,6 +137,13 @@ class McpWindow(ManageWindow):
                              self.secret_btn, self.remove_btn, stretch_at=6))
         self.message = MessageLine()
         layout.addWidget(self.message)
+        # An mcp.json that does not parse is never moved by Hearthside on its own: the problem line
+        # says where it is wrong and Start over is the way out besides fixing the file.
+        self.start_over_btn = button("Start over", self._start_over,
+                                     "Keep mcp.json as a backup (mcp.json.broken-…) and begin again with no servers.",
+                                     name="Start over with no servers")
+        self.start_over_btn.hide()
+        layout.addLayout(row(self.start_over_btn, stretch_at=1))
         # Secrets left by servers whose entry is gone from mcp.json: never sent, only deletable.
         self.orphans_btn = button("", self.delete_orphans, "These secrets are never sent to any server.",
                                   name="Delete orphaned secrets")
@@ -169,6 +176,19 @@ class McpWindow(ManageWindow):
 
         self.call_bg(self.app.mcp.delete_orphaned_secrets, done, self._failed)
 
+    def _start_over(self) -> None:
+        ask(self, "Start over", "Keep mcp.json as a backup and begin again with no servers? Their saved secrets "
+            "stay in the keyring until you delete them.", "Start over", self.start_over)
+
+    def start_over(self) -> None:
+        """Keep the broken mcp.json as a backup and begin with no servers (the user's choice)."""
+        def done(backup: Path) -> None:
+            self.reload()
+            self.message.say(f"Kept the old mcp.json as {backup}; no servers are configured now.", "ok")
+            self.finished_action.emit("start over")
+
+        self.call_bg(self.app.mcp.start_over, done, self._failed)
+
     def _show(self, got: tuple[list[ServerEntry], list[ServerStatus], str]) -> None:
         entries, statuses, load_error = got
         selected = self._selected_name()
@@ -191,7 +211,15 @@ class McpWindow(ManageWindow):
             current = self.tree.topLevelItem(idx)
             if current is not None:
                 self.tree.setCurrentItem(current)
-        if load_error:
+        broken = self.app.mcp.broken  # set by the worker's read above; no file is read here
+        self.start_over_btn.setVisible(bool(broken))
+        for b in (self.add_btn, self.import_btn):
+            b.setEnabled(not broken)
+        if broken:
+            self.message.say(f"{broken}. None of your servers is used and none can be added or changed until the "
+                             "file is fixed; or choose Start over to keep it as a backup and begin again with no "
+                             "servers.", "error")
+        elif load_error:
             self.message.say(load_error, "error")
         self._show_selected()
         self.loaded.emit()

@@ -36,7 +36,16 @@ from ...app.notify import notification_prefs, save_notification_prefs
 from ...core.heartbeat import check_hours, parse_hhmm
 from ..bridge import Bridge
 from ..safetext import PlainLabel, tip
-from .managekit import SELECTABLE, ManageWindow, MessageLine, button, named, restart_app, row
+from .managekit import (
+    SELECTABLE,
+    ManageWindow,
+    MessageLine,
+    ask,
+    button,
+    named,
+    restart_app,
+    row,
+)
 
 LOCAL = "Local time (this computer)"
 _ZONES: list[str] | None = None
@@ -70,6 +79,15 @@ class SettingsWindow(ManageWindow):
         self.personas: list[str] = []
         self._after_load: Callable[[], None] | None = None
         outer = self.body
+        # A settings.toml that cannot be used: what is wrong (line and column) and the way out
+        # besides fixing it. Hearthside never moves the file on its own.
+        self.problem = MessageLine("settings problem")
+        self.start_over_btn = button("Start over", self.start_over,
+                                     "Keep the file as a backup (settings.toml.broken-…) and begin again with "
+                                     "default settings.", name="Start over with default settings")
+        self.start_over_btn.hide()
+        outer.addWidget(self.problem)
+        outer.addLayout(row(self.start_over_btn, stretch_at=1))
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         body = QWidget()
@@ -202,12 +220,20 @@ class SettingsWindow(ManageWindow):
                 "strict": bool(app.drift.strict_mode),
                 "notify_on": prefs.enabled, "quiet_start": prefs.quiet_start, "quiet_end": prefs.quiet_end,
                 "soul": str(data.get("soul_file", "") or ""), "default_soul": str(app.paths.soul_file),
+                "problem": app.settings.problem,
             }
 
         self.call_bg(work, self._show, lambda exc: self.message.say(str(exc), "error"))
 
     def _show(self, values: dict[str, Any]) -> None:
         self.values = values
+        problem = values.get("problem", "")
+        self.problem.say(f"{problem}. Default settings are used and nothing can be saved until the file is "
+                         "fixed; or choose Start over to keep it as a backup and begin again with defaults."
+                         if problem else "", "error")
+        self.start_over_btn.setVisible(bool(problem))
+        for b in (self.save_btn, self.save_model_btn):
+            b.setEnabled(not problem)
         self.base_url.setText(values["base_url"])
         self.model_name.setText(values["model_name"])
         self.api_key.setPlaceholderText("leave empty to keep the stored key (if any)")
@@ -421,6 +447,23 @@ class SettingsWindow(ManageWindow):
         self.call_bg(lambda: service.test(), done, lambda exc: self.model_msg.say(str(exc), "error"))
 
     # --- soul, restart ---------------------------------------------------------------
+    def start_over(self) -> None:
+        """Ask, then keep the unusable settings file as a backup and begin with defaults."""
+        ask(self, "Start over", "Keep the settings file as a backup and begin again with default settings? "
+            "Your personas and their files are not touched.", "Start over", self._start_over)
+
+    def _start_over(self) -> None:
+        def done(backup: Path) -> None:
+            self.reload()
+            self.message.say(f"Kept the old settings file as {backup}; default settings are used now.", "ok")
+            self.finished_action.emit("start over")
+
+        def failed(exc: BaseException) -> None:
+            self.message.say(str(exc) or type(exc).__name__, "error")
+            self.finished_action.emit("failed")
+
+        self.call_bg(self.app.settings.start_over, done, failed)
+
     def _pick_soul(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Choose your soul file", str(Path(self.soul.text()).parent),
                                               "Markdown (*.md);;All files (*)")
