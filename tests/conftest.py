@@ -86,23 +86,6 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         shutil.rmtree(_run_dirs.pop(), ignore_errors=True)
 
 
-@pytest.fixture(autouse=True)
-def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Point HOME and every XDG dir at a fresh temporary folder for this test."""
-    home = tmp_path_factory.mktemp("home")
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
-    monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
-    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(home / "run"))
-    (home / "run").mkdir(mode=0o700)
-    for var in ("HEARTHSIDE_SAFE_MODE", "HEARTHSIDE_MODEL_BASE_URL", "HEARTHSIDE_MODEL",
-                "HEARTHSIDE_MODEL_API_KEY"):
-        monkeypatch.delenv(var, raising=False)
-    return home
-
-
 @pytest.fixture
 def app_paths(isolated_home: Path):  # type: ignore[no-untyped-def]
     from hearthside.app.paths import AppPaths

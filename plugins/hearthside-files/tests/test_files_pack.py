@@ -138,3 +138,14 @@ def test_binary_files_are_not_read_as_text(ws: Path, tools: dict[str, Any]) -> N
     (ws / "img.bin").write_bytes(b"\x89PNG\x00\x00")
     out = call(tools, "Read", ToolEnv(workspace=str(ws)), path="img.bin")
     assert out.is_error and "binary" in out.content
+
+
+def test_pack_tests_run_in_a_home_of_their_own(tmp_path_factory) -> None:  # type: ignore[no-untyped-def]
+    """The checkout's root conftest.py gives the packs' tests the same isolated HOME and XDG
+    dirs as Hearthside's own: a pack that writes its cache never writes the real home."""
+    import os
+    from pathlib import Path
+
+    base = tmp_path_factory.getbasetemp().resolve()
+    for var in ("HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
+        assert Path(os.environ[var]).resolve().is_relative_to(base), var
