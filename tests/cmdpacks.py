@@ -58,9 +58,16 @@ def crash():
 
 
 def submit(values):
+    import threading
+    from hearthside.plugin import pack_cache_dir
+
+    # Where the host called us from, for the window test (never the Qt thread).
+    (pack_cache_dir(PACK) / "submit-thread").write_text(threading.current_thread().name)
     name = values.get("name", "").strip()
     if not name:
         return "Give the calendar a name."
+    if not values.get("source", "").startswith("https://"):
+        return "Only https:// addresses are taken."
     if values.get("password"):
         pack_secrets(PACK).set("caldav/" + name, values["password"])
     pack_config(PACK).update(lambda d: d.setdefault("calendars", {}).__setitem__(name, values.get("source", "")))
