@@ -12,9 +12,8 @@ import json
 import uuid
 from pathlib import Path
 
-import pytest
-
 import cmdpacks
+import pytest
 
 ALL = ("hs-agenda", "hs-cmdbroken", "hs-cmdmcp", "hs-zagenda")
 
