@@ -137,7 +137,8 @@ def main(which: str, out: str) -> int:
                 QTimer.singleShot(300, lambda: w.pack_settings.forms and _fill(w.pack_settings.forms[0]))
 
         def _fill(form: object) -> None:
-            for name, text in (("Calendars Name", "school"), ("Calendars Address", "https://school.example.net/term.ics"),
+            for name, text in (("Calendars Name", "school"),
+                               ("Calendars Address", "https://school.example.net/term.ics"),
                                ("Calendars Password", "not-a-real-password")):
                 for edit in w.findChildren(QLineEdit):
                     if edit.accessibleName() == name:

@@ -36,7 +36,8 @@ def _list(run_cli) -> dict[str, dict]:  # type: ignore[no-untyped-def, type-arg]
     return {r["name"]: r for r in json.loads(proc.stdout)}
 
 
-def test_a_pack_command_runs_and_keeps_its_config_in_the_pack_data_dir(run_cli, packs: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_pack_command_runs_and_keeps_its_config_in_the_pack_data_dir(  # type: ignore[no-untyped-def]
+        run_cli, packs: Path) -> None:
     proc = run_cli("agenda", "add", "work", "https://example.org/work.ics")
     assert (proc.returncode, proc.stdout) == (0, "added work\n"), proc.stderr
     proc = run_cli("agenda", "list")
@@ -55,7 +56,8 @@ def test_a_pack_command_runs_and_keeps_its_config_in_the_pack_data_dir(run_cli, 
 
 
 @pytest.mark.keyring
-def test_a_pack_command_prints_through_the_output_filter(run_cli, packs: Path, secret_service) -> None:  # type: ignore[no-untyped-def]
+def test_a_pack_command_prints_through_the_output_filter(  # type: ignore[no-untyped-def]
+        run_cli, packs: Path, secret_service) -> None:
     import hearthside.plugin as api
 
     value = f"pw-{uuid.uuid4().hex}"
@@ -69,20 +71,22 @@ def test_a_pack_command_prints_through_the_output_filter(run_cli, packs: Path, s
     assert value not in proc.stdout + proc.stderr and "\x1b" not in proc.stdout
 
 
-def test_a_pack_command_that_raises_is_one_line_not_a_traceback(run_cli, packs: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_pack_command_that_raises_is_one_line_not_a_traceback(  # type: ignore[no-untyped-def]
+        run_cli, packs: Path) -> None:
     proc = run_cli("agenda", "crash")
     assert proc.returncode == 1
     assert _last_line(proc.stderr) == ("hearthside: the agenda pack's command `agenda crash` failed: "
                            "ZeroDivisionError: the pack's own bug\n")
 
 
-def test_a_broken_pack_has_no_commands_and_says_why_when_one_is_asked_for(run_cli, packs: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_broken_pack_has_no_commands_and_says_why_when_one_is_asked_for(  # type: ignore[no-untyped-def]
+        run_cli, packs: Path) -> None:
     why = "its hearthside_commands hook failed: RuntimeError: the calendar library is missing"
     for name in ("brokencmd", "cmdbroken"):  # the command it tried to add, and the pack's name
         proc = run_cli(name)
         assert proc.returncode == 2, proc
-        assert _last_line(proc.stderr) == (f"hearthside: the pack 'cmdbroken' that provides `{name}` failed to load: {why}; "
-                               "see 'hearthside plugins list'\n")
+        assert _last_line(proc.stderr) == (f"hearthside: the pack 'cmdbroken' that provides `{name}` "
+                                           f"failed to load: {why}; see 'hearthside plugins list'\n")
     reports = _list(run_cli)
     assert reports["cmdbroken"]["status"] == "failed"
     assert reports["cmdbroken"]["error"] == why
@@ -92,7 +96,8 @@ def test_a_broken_pack_has_no_commands_and_says_why_when_one_is_asked_for(run_cl
     assert proc.returncode == 2 and "No such command 'nosuchthing'" in proc.stderr
 
 
-def test_a_command_named_like_a_built_in_or_another_packs_disables_the_newcomer(run_cli, packs: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_command_named_like_a_built_in_or_another_packs_disables_the_newcomer(  # type: ignore[no-untyped-def]
+        run_cli, packs: Path) -> None:
     reports = _list(run_cli)
     assert reports["cmdmcp"]["status"] == "failed"
     assert reports["cmdmcp"]["error"] == ("its command 'mcp' has the name of a built-in hearthside command; "
@@ -106,13 +111,15 @@ def test_a_command_named_like_a_built_in_or_another_packs_disables_the_newcomer(
     assert proc.returncode == 0 and "the other agenda" not in proc.stdout
 
 
-def test_safe_mode_leaves_pack_commands_out_with_the_reason(run_cli, packs: Path) -> None:  # type: ignore[no-untyped-def]
+def test_safe_mode_leaves_pack_commands_out_with_the_reason(  # type: ignore[no-untyped-def]
+        run_cli, packs: Path) -> None:
     proc = run_cli("--safe-mode", "agenda", "list")
     assert proc.returncode == 2
     assert "the pack 'agenda' that provides `agenda` is not loaded: safe mode" in proc.stderr
 
 
-def test_built_in_commands_never_load_the_packs(run_cli, packs: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_built_in_commands_never_load_the_packs(  # type: ignore[no-untyped-def]
+        run_cli, packs: Path, tmp_path: Path) -> None:
     marker = tmp_path / "imported"
     env = {"HS_AGENDA_IMPORTED": str(marker)}
     for args in (("--version",), ("persona", "list"), ("soul", "--help")):

@@ -215,8 +215,8 @@ def test_forms_are_checked_by_the_host_rules() -> None:
         (api.SettingsForm("", (), submit=lambda v: ""), "form title is empty"),
         (api.SettingsForm("T", (api.FormField("Name", "N"),), submit=lambda v: ""), "field key 'Name'"),
         (api.SettingsForm("T", (api.FormField("a", "A"), api.FormField("a", "B")), submit=lambda v: ""), "twice"),
-        (api.SettingsForm("T", (api.FormField("a", "A", kind="secret"),), submit=lambda v: ""),  # type: ignore[arg-type]
-         "of kind 'secret'"),
+        (api.SettingsForm("T", (api.FormField("a", "A", kind="secret"),),  # type: ignore[arg-type]
+                          submit=lambda v: ""), "of kind 'secret'"),
         (api.SettingsForm("T", (api.FormField("a", "A", kind="choice"),), submit=lambda v: ""), "choices"),
         (api.SettingsForm("T", (), submit="not callable"), "no callable submit"),  # type: ignore[arg-type]
         (api.SettingsForm("T", [api.FormField("a", "A")], submit=lambda v: ""), "as a tuple"),  # type: ignore[arg-type]

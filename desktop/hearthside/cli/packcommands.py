@@ -155,11 +155,11 @@ def _wrap(command: click.Command, pack: str) -> None:
                 SystemExit, KeyboardInterrupt):
             raise
         except Exception as exc:  # a pack's bug is reported, not a crash
-            from ..pluginhost.host import _describe
+            from ..pluginhost.host import describe_failure
 
             what = " ".join(n for n in (command.name, ctx.invoked_subcommand) if n)
             log.info("the %s pack's command %s failed", pack, what, exc_info=True)  # the log file only
-            raise HandledError(f"the {pack} pack's command `{what}` failed: {_describe(exc)}") from exc
+            raise HandledError(f"the {pack} pack's command `{what}` failed: {describe_failure(exc)}") from exc
 
     command.invoke = invoke  # type: ignore[method-assign]
     setattr(command, _WRAPPED, True)

@@ -294,6 +294,12 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
 
 
+def describe_failure(exc: BaseException) -> str:
+    """What a pack's exception was, in one line (its type and first line; an exit or interrupt
+    in words): for reports, and for the CLI when a pack's command fails."""
+    return _describe(exc)
+
+
 def _validation_reason(exc: pluggy.PluginValidationError) -> str:
     """pluggy's multi-line complaint as one sentence a user can act on."""
     text = " ".join(str(exc).split())
