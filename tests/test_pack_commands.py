@@ -1,0 +1,195 @@
+"""Packs' commands on the ``hearthside`` command line (plugin API 1.1, ``hearthside_commands``).
+
+Real packs built and pip-installed into the test's packs venv, the real console script in a new
+process. A pack's command works and prints through Hearthside's output filter; a pack that fails
+has no commands and asking for one says which pack and why; a command named like a built-in or
+like another pack's is refused; built-in commands never load the packs.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+
+import cmdpacks
+import pytest
+
+ALL = ("hs-agenda", "hs-cmdbroken", "hs-cmdmcp", "hs-zagenda")
+
+
+@pytest.fixture
+def packs(isolated_home: Path) -> Path:
+    cmdpacks.install_cmd_packs(isolated_home / ".local" / "share", *ALL)
+    return isolated_home
+
+
+def _last_line(stderr: str) -> str:
+    """The command's own message: the log's warnings about the failed packs come before it."""
+    assert "Traceback" not in stderr, stderr
+    return stderr.splitlines(keepends=True)[-1]
+
+
+def _list(run_cli) -> dict[str, dict]:  # type: ignore[no-untyped-def, type-arg]
+    proc = run_cli("plugins", "list", "--json")
+    assert proc.returncode == 0, proc.stderr
+    return {r["name"]: r for r in json.loads(proc.stdout)}
+
+
+def test_a_pack_command_runs_and_keeps_its_config_in_the_pack_data_dir(  # type: ignore[no-untyped-def]
+        run_cli, packs: Path) -> None:
+    proc = run_cli("agenda", "add", "work", "https://example.org/work.ics")
+    assert (proc.returncode, proc.stdout) == (0, "added work\n"), proc.stderr
+    proc = run_cli("agenda", "list")
+    assert (proc.returncode, proc.stdout) == (0, "work\thttps://example.org/work.ics\n"), proc.stderr
+    config = packs / ".local" / "share" / "hearthside" / "pack-data" / "agenda" / "config.json"
+    assert json.loads(config.read_text()) == {"calendars": {"work": "https://example.org/work.ics"}}
+    helped = run_cli("--help")
+    assert helped.returncode == 0 and "agenda" in helped.stdout and "The agenda pack's calendars." in helped.stdout
+    assert "brokencmd" not in helped.stdout
+    sub = run_cli("agenda", "--help")
+    assert sub.returncode == 0 and "add" in sub.stdout and "list" in sub.stdout
+    listed = _list(run_cli)["agenda"]
+    assert listed["status"] == "ok", listed
+    assert listed["contributes"]["commands"] == ["agenda"]
+    assert listed["contributes"]["forms"] == ["Calendars"]
+
+
+@pytest.mark.keyring
+def test_a_pack_command_prints_through_the_output_filter(  # type: ignore[no-untyped-def]
+        run_cli, packs: Path, secret_service) -> None:
+    import hearthside.plugin as api
+
+    value = f"pw-{uuid.uuid4().hex}"
+    api.pack_secrets("agenda").set("caldav/work", value)
+    try:
+        proc = run_cli("agenda", "show-secret", "caldav/work")
+    finally:
+        api.pack_secrets("agenda").delete("caldav/work")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "secret ******** end\n"
+    assert value not in proc.stdout + proc.stderr and "\x1b" not in proc.stdout
+
+
+def test_a_pack_command_that_raises_is_one_line_not_a_traceback(  # type: ignore[no-untyped-def]
+        run_cli, packs: Path) -> None:
+    proc = run_cli("agenda", "crash")
+    assert proc.returncode == 1
+    assert _last_line(proc.stderr) == ("hearthside: the agenda pack's command `agenda crash` failed: "
+                           "ZeroDivisionError: the pack's own bug\n")
+
+
+def test_a_broken_pack_has_no_commands_and_says_why_when_one_is_asked_for(  # type: ignore[no-untyped-def]
+        run_cli, packs: Path) -> None:
+    why = "its hearthside_commands hook failed: RuntimeError: the calendar library is missing"
+    for name in ("brokencmd", "cmdbroken"):  # the command it tried to add, and the pack's name
+        proc = run_cli(name)
+        assert proc.returncode == 2, proc
+        assert _last_line(proc.stderr) == (f"hearthside: the pack 'cmdbroken' that provides `{name}` "
+                                           f"failed to load: {why}; see 'hearthside plugins list'\n")
+    reports = _list(run_cli)
+    assert reports["cmdbroken"]["status"] == "failed"
+    assert reports["cmdbroken"]["error"] == why
+    assert reports["agenda"]["status"] == "ok"  # the other packs carry on
+    # A command no pack knows is click's usual usage error.
+    proc = run_cli("nosuchthing")
+    assert proc.returncode == 2 and "No such command 'nosuchthing'" in proc.stderr
+
+
+def test_a_command_named_like_a_built_in_or_another_packs_disables_the_newcomer(  # type: ignore[no-untyped-def]
+        run_cli, packs: Path) -> None:
+    reports = _list(run_cli)
+    assert reports["cmdmcp"]["status"] == "failed"
+    assert reports["cmdmcp"]["error"] == ("its command 'mcp' has the name of a built-in hearthside command; "
+                                          "ask its author to rename it")
+    assert reports["zagenda"]["status"] == "failed"
+    assert reports["zagenda"]["error"] == ("its command 'agenda' has the same name as a command of the pack "
+                                           "'agenda'; disable one of the two packs")
+    mcp = run_cli("mcp", "--help")
+    assert mcp.returncode == 0 and "hijacked" not in mcp.stdout and "list" in mcp.stdout
+    proc = run_cli("agenda", "list")
+    assert proc.returncode == 0 and "the other agenda" not in proc.stdout
+
+
+def test_safe_mode_leaves_pack_commands_out_with_the_reason(  # type: ignore[no-untyped-def]
+        run_cli, packs: Path) -> None:
+    proc = run_cli("--safe-mode", "agenda", "list")
+    assert proc.returncode == 2
+    assert "the pack 'agenda' that provides `agenda` is not loaded: safe mode" in proc.stderr
+
+
+def test_built_in_commands_never_load_the_packs(  # type: ignore[no-untyped-def]
+        run_cli, packs: Path, tmp_path: Path) -> None:
+    marker = tmp_path / "imported"
+    env = {"HS_AGENDA_IMPORTED": str(marker)}
+    for args in (("--version",), ("persona", "list"), ("soul", "--help")):
+        proc = run_cli(*args, env=env)
+        assert proc.returncode == 0, (args, proc.stderr)
+        assert not marker.exists(), args
+    proc = run_cli("agenda", "list", env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert marker.read_text() == "imported\n"
+
+
+def test_the_built_in_command_names_the_host_reserves_are_the_clis() -> None:
+    from hearthside.cli import LAZY_COMMANDS
+    from hearthside.pluginhost.host import BUILTIN_COMMANDS
+
+    assert set(LAZY_COMMANDS) | {"help"} == BUILTIN_COMMANDS
+
+
+def _host_load(obj: object, name: str = "inproc"):  # type: ignore[no-untyped-def]
+    import importlib.metadata as md
+    import sys
+    import types
+
+    from hearthside.pluginhost.host import Candidate, PackHost
+
+    mod = types.ModuleType(f"hs_cmd_test_{name}")
+    mod.OBJ = obj  # type: ignore[attr-defined]
+    sys.modules[mod.__name__] = mod
+    host = PackHost()
+    ep = md.EntryPoint(name, f"{mod.__name__}:OBJ", "hearthside.plugins")
+    [report] = host.load([Candidate(ep, f"dist-{name}", "1.0", "packs")])
+    return host, report
+
+
+@pytest.mark.parametrize(("registered", "why"), [
+    (lambda: "agenda", "it registered str 'agenda' as a command, but it is not a click.Command"),
+    (lambda: __import__("click").Command("Agenda"), "its command name 'Agenda' is invalid"),
+    (lambda: __import__("click").Command("agenda\n"), "its command name 'agenda\\n' is invalid"),
+    (lambda: __import__("click").Command("plugins"), "its command 'plugins' has the name of a built-in"),
+])
+def test_the_host_refuses_what_is_not_a_usable_command(registered, why: str) -> None:  # type: ignore[no-untyped-def]
+    import types
+
+    import hearthside.plugin as api
+
+    def hook(register: api.RegisterCommand) -> None:
+        register(registered())
+
+    host, report = _host_load(types.SimpleNamespace(hearthside_commands=api.hookimpl(hook)))
+    assert report.status == "failed" and report.error.startswith(why), report.error
+    assert host.commands == {}
+
+
+def test_the_host_refuses_a_malformed_form_and_keeps_a_good_one() -> None:
+    import types
+
+    import hearthside.plugin as api
+
+    good = api.SettingsForm("Feeds", (api.FormField("url", "Address", kind="url"),), submit=lambda v: "")
+    bad = api.SettingsForm("Feeds", (api.FormField("url", "Address", kind="choice"),), submit=lambda v: "")
+
+    def make(form: api.SettingsForm) -> object:
+        def hook(register: api.RegisterSettingsForm) -> None:
+            register(form)
+        return types.SimpleNamespace(hearthside_settings_forms=api.hookimpl(hook))
+
+    host, report = _host_load(make(good), "goodform")
+    assert report.status == "ok" and host.forms == {"goodform": [good]}
+    assert report.contributes["forms"] == ["Feeds"]
+    host, report = _host_load(make(bad), "badform")
+    assert report.status == "failed"
+    assert report.error == "its settings form 'Feeds' has the choice field 'url' without a tuple of 1-50 choices"
+    assert host.forms == {}
