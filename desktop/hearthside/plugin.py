@@ -10,7 +10,9 @@ Compatibility promise (``PLUGIN_API_VERSION`` is ``MAJOR.MINOR``):
   its arguments (new arguments may be added; a hook implementation asks only for those it
   uses, so adding one never breaks a pack), a class keeps its fields and methods (new optional
   ones may be added), a ``register`` callable keeps accepting what it accepts today.
-- MINOR grows when something is added (a hook, an argument, a helper). A pack that needs an
+- MINOR grows when something is added (a hook, an argument, a helper): 1.1 added the hooks
+  ``hearthside_commands`` and ``hearthside_settings_forms``, the form types and the pack
+  helpers (folders, secrets, config). A pack that needs an
   addition checks ``PLUGIN_API_VERSION`` or marks the new hook ``@hookimpl(optionalhook=True)``
   so an older Hearthside loads it without that hook instead of refusing it.
 - Anything removed or changed incompatibly bumps MAJOR, and is announced one MINOR release
@@ -22,7 +24,15 @@ Hooks (each called once when the pack loads; each takes ``register`` and optiona
 - ``hearthside_tools(register: RegisterTool, settings)``: tools a persona can call;
 - ``hearthside_skills(register: RegisterSkills, settings)``: folders of agentskills.io skills;
 - ``hearthside_search_providers(register: RegisterSearchProvider, settings)``: web search;
-- ``hearthside_mcp_servers(register: RegisterMcpServer, settings)``: MCP servers.
+- ``hearthside_mcp_servers(register: RegisterMcpServer, settings)``: MCP servers;
+- ``hearthside_commands(register: RegisterCommand, settings)`` (1.1): ``click`` commands added
+  to the ``hearthside`` command line under their own names;
+- ``hearthside_settings_forms(register: RegisterSettingsForm, settings)`` (1.1): forms drawn on
+  the pack's page of the Plugins window (:class:`SettingsForm`).
+
+Helpers (1.1) for a pack's own service code: :func:`pack_data_dir` and :func:`pack_cache_dir`
+(private folders outside every persona folder), :func:`pack_secrets` (the OS keyring only) and
+:func:`pack_config` (one JSON document, written atomically under a lock).
 
 ``@hookimpl(optionalhook=True)`` marks an implementation of a hook this Hearthside may not
 have (one added in a later MINOR version): an older Hearthside then skips it instead of
@@ -35,14 +45,17 @@ import os
 from collections.abc import Callable
 from typing import Any, Protocol
 
+import click
+
 from .core.boundedread import BoundedRead, read_bounded
+from .core.forms import FormField, SettingsForm
 from .core.contributions import McpServerContribution, SecretNeed
 from .core.search import SearchProvider, SearchQuery, SearchResult, SearchUnavailable
 from .core.tools import FunctionTool, Tool, ToolEnv, ToolResult, ToolSpec
 from .pluginhost.specs import ENTRY_POINT_GROUP, HOOK_NAMES, hookimpl
 
 #: The plugin API's version, ``MAJOR.MINOR`` (see the compatibility promise above).
-PLUGIN_API_VERSION = "1.0"
+PLUGIN_API_VERSION = "1.1"
 
 
 class PackSettings(Protocol):
@@ -59,6 +72,10 @@ RegisterSkills = Callable[[str | os.PathLike[str]], None]
 RegisterSearchProvider = Callable[[SearchProvider], None]
 #: ``register`` in ``hearthside_mcp_servers``: one server per call.
 RegisterMcpServer = Callable[[McpServerContribution], None]
+#: ``register`` in ``hearthside_commands`` (1.1): one ``click.Command`` (or ``click.Group``) per call.
+RegisterCommand = Callable[[click.Command], None]
+#: ``register`` in ``hearthside_settings_forms`` (1.1): one :class:`SettingsForm` per call.
+RegisterSettingsForm = Callable[[SettingsForm], None]
 
 
 # --- write guard (issue 9 hole 2): the "guard" helper adds its exports here -------------------
@@ -79,18 +96,37 @@ def check_write(env: ToolEnv, path: str | os.PathLike[str]) -> None:
     env.write_guard.check(path)
 # ------------------------------------------------------------------------------------------------
 
+# --- pack helpers (1.1): the pack's own folders, secrets and configuration -----------------------
+from .pluginhost.packfiles import (
+    PackConfig,
+    PackConfigError,
+    PackSecretError,
+    PackSecrets,
+    pack_cache_dir,
+    pack_config,
+    pack_data_dir,
+    pack_secrets,
+)
+
 __all__ = [
     "ENTRY_POINT_GROUP",
     "HOOK_NAMES",
     "PLUGIN_API_VERSION",
     "BoundedRead",
     "CallTarget",
+    "FormField",
     "FunctionTool",
     "McpServerContribution",
+    "PackConfig",
+    "PackConfigError",
+    "PackSecretError",
+    "PackSecrets",
     "PackSettings",
     "ProtectedRoot",
+    "RegisterCommand",
     "RegisterMcpServer",
     "RegisterSearchProvider",
+    "RegisterSettingsForm",
     "RegisterSkills",
     "RegisterTool",
     "SearchProvider",
@@ -98,6 +134,7 @@ __all__ = [
     "SearchResult",
     "SearchUnavailable",
     "SecretNeed",
+    "SettingsForm",
     "Tool",
     "ToolEnv",
     "ToolResult",
@@ -106,5 +143,9 @@ __all__ = [
     "WriteRefused",
     "check_write",
     "hookimpl",
+    "pack_cache_dir",
+    "pack_config",
+    "pack_data_dir",
+    "pack_secrets",
     "read_bounded",
 ]

@@ -23,9 +23,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+import click
 import pluggy
 
 from ..core.contributions import ContributionError, McpServerContribution, validate_mcp_contribution
+from ..core.forms import SettingsForm, form_problem
 from ..core.hosttools import RESERVED_TOOL_NAMES, RESERVED_TOOL_PREFIX
 from ..core.search import PROVIDER_NAME_RX, SearchProvider
 from ..core.skills import ORIGIN_PACK, DirectorySkillSource
@@ -51,6 +53,9 @@ FIRST_PARTY_PACKS = (
     FirstPartyPack("hearthside-files", "files", "hearthside_files"),
     FirstPartyPack("hearthside-searxng", "searxng", "hearthside_searxng"),
     FirstPartyPack("hearthside-starter-skills", "starter-skills", "hearthside_starter_skills"),
+    FirstPartyPack("hearthside-calendar", "calendar", "hearthside_calendar"),
+    FirstPartyPack("hearthside-feeds", "feeds", "hearthside_feeds"),
+    FirstPartyPack("hearthside-websearch", "websearch", "hearthside_websearch"),
 )
 
 #: Distribution names of the first-party packs.
@@ -60,6 +65,15 @@ FIRST_PARTY = frozenset(p.dist for p in FIRST_PARTY_PACKS)
 #: distribution claiming one of these names is refused (and the first-party pack keeps
 #: working), instead of both being failed as a name clash.
 RESERVED_PACK_NAMES = {p.pack: p.dist for p in FIRST_PARTY_PACKS}
+
+
+#: The ``hearthside`` command line's own commands (``cli.LAZY_COMMANDS``, kept equal by a test)
+#: and click's ``help``: no pack command may take one of these names.
+BUILTIN_COMMANDS = frozenset({"chat", "doctor", "heartbeat", "help", "mcp", "memory", "model", "persona",
+                              "plugins", "soul"})
+
+#: A pack command's name: what the user types after ``hearthside``.
+COMMAND_NAME_RX = re.compile(r"^[a-z][a-z0-9-]{0,39}$")
 
 
 def canonical_name(name: str) -> str:
@@ -116,6 +130,8 @@ class _Staged:
     skill_roots: list[Path] = field(default_factory=list)
     providers: list[SearchProvider] = field(default_factory=list)
     servers: list[McpServerContribution] = field(default_factory=list)
+    commands: list[click.Command] = field(default_factory=list)
+    forms: list[SettingsForm] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
 
 
@@ -326,6 +342,13 @@ class PackHost:
         self.skill_roots: dict[str, list[Path]] = {}
         self.providers: dict[str, tuple[SearchProvider, str]] = {}
         self.servers: dict[str, McpServerContribution] = {}
+        #: command name -> (click command, pack): the commands of the healthy packs.
+        self.commands: dict[str, tuple[click.Command, str]] = {}
+        #: pack -> its settings forms, in registration order.
+        self.forms: dict[str, list[SettingsForm]] = {}
+        #: command name -> the first pack that tried to register it, loaded or not: says which
+        #: failed pack a missing command belongs to.
+        self.command_claims: dict[str, str] = {}
         #: names the loaded first-party packs own: kind ("tools", "skills", "providers",
         #: "servers") -> case-folded name -> (name, pack). Nothing else may take them.
         self.owned: dict[str, dict[str, tuple[str, str]]] = {h.kind: {} for h in HOOKS}
@@ -460,6 +483,7 @@ class PackHost:
         claims += [("skills", "skill", d.meta.name) for d in (skills.docs() if skills else [])]
         claims += [("providers", "search provider", p.name) for p in staged.providers]
         claims += [("servers", "MCP server", s.name) for s in staged.servers]
+        claims += [("commands", "command", str(c.name)) for c in staged.commands]
         for kind, thing, name in claims:
             hit = self.owned[kind].get(name.casefold())
             if hit is not None:
@@ -483,6 +507,10 @@ class PackHost:
             if s.name in self.servers:
                 return (f"its MCP server {s.name!r} has the same name as one of the pack "
                         f"{self.servers[s.name].pack!r}")
+        for c in staged.commands:
+            if c.name in self.commands:
+                return (f"its command {c.name!r} has the same name as a command of the pack "
+                        f"{self.commands[str(c.name)][1]!r}; disable one of the two packs")
         return ""
 
     def _commit(self, pack: str, staged: _Staged, report: PackReport,
@@ -496,6 +524,12 @@ class PackHost:
         for s in staged.servers:
             self.servers[s.name] = s
             report.contributes["servers"].append(s.name)
+        for c in staged.commands:
+            self.commands[str(c.name)] = (c, pack)
+            report.contributes["commands"].append(str(c.name))
+        if staged.forms:
+            self.forms[pack] = list(staged.forms)
+            report.contributes["forms"] = [f.title for f in staged.forms]
         if skills is not None:
             self.skill_roots[pack] = list(staged.skill_roots)
             report.contributes["skills"] = loaded = [d.meta.name for d in skills.docs()]
@@ -507,6 +541,15 @@ class PackHost:
             for kind, names in report.contributes.items():
                 for name in names:
                     self.owned[kind].setdefault(name.casefold(), (name, pack))
+
+    def pack_of_missing_command(self, name: str) -> PackReport | None:
+        """The report of the pack that would have provided the command ``name`` but did not load
+        (failed or blocked): the one that tried to register it, else the pack of that name."""
+        pack = self.command_claims.get(name, name)
+        for r in self.reports.values():
+            if r.name == pack and r.status != "ok":
+                return r
+        return None
 
     def first_party_packs(self) -> set[str]:
         """Names of the first-party packs that loaded (their skills come before other packs')."""
@@ -587,3 +630,27 @@ class _Register:
         if any(s.name == server.name for s in self.staged.servers):
             raise self._reject(f"it registered the MCP server {server.name!r} twice")
         self.staged.servers.append(server)
+
+    def _commands(self, obj: Any) -> None:
+        if not isinstance(obj, click.Command):
+            raise self._reject(f"it registered {type(obj).__name__} {obj!r:.60} as a command, but it is "
+                               "not a click.Command (or click.Group)")
+        name = obj.name
+        if not isinstance(name, str) or not COMMAND_NAME_RX.fullmatch(name):
+            raise self._reject(f"its command name {name!r:.60} is invalid: use 1-40 lowercase letters, "
+                               "digits and '-', starting with a letter")
+        self.host.command_claims.setdefault(name, self.pack)
+        if name in BUILTIN_COMMANDS:
+            raise self._reject(f"its command {name!r} has the name of a built-in hearthside command; "
+                               "ask its author to rename it")
+        if any(c.name == name for c in self.staged.commands):
+            raise self._reject(f"it registered the command {name!r} twice")
+        self.staged.commands.append(obj)
+
+    def _forms(self, obj: Any) -> None:
+        problem = form_problem(obj)
+        if problem:
+            raise self._reject(problem)
+        if len(self.staged.forms) >= 10:
+            raise self._reject("it registered more than 10 settings forms")
+        self.staged.forms.append(obj)

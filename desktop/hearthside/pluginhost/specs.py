@@ -13,9 +13,12 @@ reason and everything it registered is dropped; Hearthside and the other packs c
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pluggy
+
+if TYPE_CHECKING:
+    from ..plugin import PackSettings, RegisterCommand, RegisterSettingsForm
 
 PROJECT = "hearthside"
 ENTRY_POINT_GROUP = "hearthside.plugins"
@@ -70,6 +73,35 @@ def hearthside_mcp_servers(register: Any, settings: Any) -> None:
     """
 
 
+# --- added in plugin API 1.1 -----------------------------------------------------------------
+
+
+@hookspec
+def hearthside_commands(register: RegisterCommand, settings: PackSettings) -> None:
+    """Called once when the pack is loaded (by the CLI only when a command it does not know is
+    asked for, or when the commands are listed), to add commands to ``hearthside``.
+
+    Call ``register(command)`` with a ``click.Command`` or ``click.Group``; it is added under
+    its own name (``hearthside calendar add ...``). The name must be lowercase letters, digits
+    and '-', and may not be a built-in command's or another pack's (the pack is then disabled
+    and ``plugins list`` says why). Commands print with ``click.echo``; Hearthside's output
+    filter (secrets masked, terminal escapes removed) applies to them. They may do I/O when
+    run, but the hook itself only builds and registers them.
+    """
+
+
+@hookspec
+def hearthside_settings_forms(register: RegisterSettingsForm, settings: PackSettings) -> None:
+    """Called once when the pack is loaded, to contribute settings forms (``SettingsForm``) to
+    the pack's page in the Plugins window.
+
+    Call ``register(form)`` for each form. A malformed form (an unknown field kind, a key used
+    twice, a callback that is not callable) disables the pack with the reason. The form's
+    callbacks (``submit``, ``items``, ``remove``) run later on a worker thread, never on the Qt
+    thread, and may do I/O; password fields reach ``submit`` and belong in ``pack_secrets``.
+    """
+
+
 @dataclass(frozen=True)
 class HookKind:
     """One hook of the table below: its name, the kind of thing it registers (the key in
@@ -87,6 +119,8 @@ HOOKS: tuple[HookKind, ...] = (
     HookKind("hearthside_skills", "skills", "skills folder"),
     HookKind("hearthside_search_providers", "providers", "search provider"),
     HookKind("hearthside_mcp_servers", "servers", "MCP server"),
+    HookKind("hearthside_commands", "commands", "command"),
+    HookKind("hearthside_settings_forms", "forms", "settings form"),
 )
 HOOK_NAMES: tuple[str, ...] = tuple(h.hook for h in HOOKS)
 KIND_OF_HOOK: dict[str, HookKind] = {h.hook: h for h in HOOKS}
