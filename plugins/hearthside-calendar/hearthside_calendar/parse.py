@@ -267,8 +267,7 @@ def _single(block: list[str], zones: Zones) -> _Single | None:
             isinstance(start, dt.datetime) and isinstance(end, dt.datetime)
             and (start.tzinfo is None) != (end.tzinfo is None)):
         end = start + dt.timedelta(days=1) if not isinstance(start, dt.datetime) else start
-    if end < start:  # type: ignore[operator]
-        end = start
+    end = max(end, start)
     return _Single(start, end, unescape(_text(props.get("SUMMARY", ({}, ""))[1])) or "(no title)",
                    unescape(_text(props.get("LOCATION", ({}, ""))[1])),
                    unescape(props.get("DESCRIPTION", ({}, ""))[1])[:_TEXT_CAP])
