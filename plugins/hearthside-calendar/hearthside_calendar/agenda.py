@@ -113,7 +113,11 @@ def format_line(line: Line, tz: dt.tzinfo) -> str:
 
 def collect(views: Iterable[CalendarView], start: dt.datetime, end: dt.datetime, tz: dt.tzinfo,
             text: str = "") -> tuple[list[Line], list[str]]:
-    """Every instance overlapping ``[start, end)`` in every usable calendar, sorted by start."""
+    """Every instance overlapping ``[start, end)`` in every usable calendar, sorted by start.
+
+    Times are compared in UTC: Python compares two datetimes of the *same* zone by their wall
+    clock, so 02:30 before and 02:30 after the autumn DST change would count as equal."""
+    start, end = start.astimezone(dt.UTC), end.astimezone(dt.UTC)
     out: list[Line] = []
     notes: list[str] = []
     needle = text.casefold()
@@ -125,7 +129,9 @@ def collect(views: Iterable[CalendarView], start: dt.datetime, end: dt.datetime,
         for inst in v.parsed.between(start, end, tz):
             if needle and needle not in f"{inst.title}\n{inst.location}\n{inst.description}".casefold():
                 continue
-            out.append(Line(inst.start_in(tz), inst.end_in(tz), inst, v.entry.name))
+            s, e = inst.start_in(tz).astimezone(dt.UTC), inst.end_in(tz).astimezone(dt.UTC)
+            if s < end and (e > start or (s == e and s >= start)):
+                out.append(Line(s, e, inst, v.entry.name))
         notes.extend(f"{v.entry.name}: {d}" for d in v.parsed.diagnostics[before:])
     out.sort(key=lambda ln: (ln.start, ln.end, ln.instance.title))
     return out, notes
@@ -169,7 +175,7 @@ class Agenda:
         else:
             day = a.date() + dt.timedelta(days=1)
             b = dt.datetime(day.year, day.month, day.day, tzinfo=tz)
-        if b <= a:
+        if b.timestamp() <= a.timestamp():  # not b <= a: same-zone datetimes compare by wall clock
             raise QueryError("'to' must be after 'from'")
         if b - a > dt.timedelta(days=MAX_DAYS):
             raise QueryError(f"ask for at most {MAX_DAYS} days at a time")
@@ -192,7 +198,7 @@ class Agenda:
         notes: list[str] = []
         for days in (1, 7, 31, MAX_DAYS):
             found, notes = collect(views, now, now + dt.timedelta(days=days), tz)
-            found = [ln for ln in found if ln.start >= now]
+            found = [ln for ln in found if ln.start >= now.astimezone(dt.UTC)]
             if len(found) >= n:
                 break
         return render(found[:n], notes, tz, f"(nothing in the next {MAX_DAYS} days)", limit=n)

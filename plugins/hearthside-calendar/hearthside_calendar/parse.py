@@ -102,7 +102,7 @@ class ParsedCalendar:
         self._longest = max((t[1] - t[0] for t in self.singles_utc), default=0.0)
 
     def between(self, start: dt.datetime, end: dt.datetime, tz: dt.tzinfo) -> Iterator[Instance]:
-        """Every instance overlapping ``[start, end)`` (aware datetimes), not in order; floating
+        """Every instance overlapping ``[start, end)`` (aware, best in UTC), not in order; floating
         times and all-day dates are read in ``tz``. Each series yields at most
         :data:`MAX_INSTANCES_PER_SERIES`; a series that fails here is skipped with a note."""
         a, b = start.timestamp(), end.timestamp()
@@ -115,9 +115,12 @@ class ParsedCalendar:
             s, e = _aware(ev.start, tz), _aware(ev.end, tz)
             if s < end and (e > start or (s == e and s >= start)):
                 yield Instance(ev.start, ev.end, ev.title, ev.location, ev.description)
+        # recurring-ical-events reads floating times in the span's zone, so the span is given in
+        # the viewer's zone (the callers compare the results in UTC, where a DST fold is no issue)
+        s_local, e_local = start.astimezone(tz), end.astimezone(tz)
         for series in list(self.series):
             try:
-                for occ in islice(series.between(start, end), MAX_INSTANCES_PER_SERIES):
+                for occ in islice(series.between(s_local, e_local), MAX_INSTANCES_PER_SERIES):
                     comp = occ.as_component(False)
                     if str(comp.get("STATUS", "")).upper() == "CANCELLED":
                         continue

@@ -54,7 +54,7 @@ def decode(data: bytes, name: str, notes: list[str]) -> str:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        notes.append(f"{name} is not valid UTF-8 (a bad byte at offset {exc.start}); "
+        notes.append(f"{name}: the calendar is not valid UTF-8 (a bad byte at offset {exc.start}); "
                      "unreadable characters are shown as \ufffd")
         text = data.decode("utf-8", "replace")
     return text.removeprefix("\ufeff")
