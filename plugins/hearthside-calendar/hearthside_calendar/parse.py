@@ -36,6 +36,7 @@ _TEXT_CAP = 300
 _DATE_RX = re.compile(r"^(\d{4})(\d{2})(\d{2})$")
 _DT_RX = re.compile(r"^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})(Z?)$")
 _DUR_RX = re.compile(r"^([+-])?P(?:(\d+)W)?(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+)S)?)?$")
+_DENSE_RX = re.compile(r"FREQ=(SECONDLY|MINUTELY|HOURLY)", re.IGNORECASE)
 _SERIES_PROPS = ("RRULE", "RDATE", "RECURRENCE-ID", "EXRULE")
 
 
@@ -88,6 +89,7 @@ class ParsedCalendar:
     singles_local: list[_Single] = field(default_factory=list)  # floating times and all-day dates
     series: list[Any] = field(default_factory=list)  # recurring_ical_events series objects
     diagnostics: list[str] = field(default_factory=list)
+    dense: set[str] = field(default_factory=set)  # UIDs of series repeating hourly or faster
     events: int = 0
     _starts: list[float] = field(default_factory=list)
     _longest: float = 0.0
@@ -120,7 +122,7 @@ class ParsedCalendar:
         s_local, e_local = start.astimezone(tz), end.astimezone(tz)
         for series in list(self.series):
             try:
-                for occ in islice(series.between(s_local, e_local), MAX_INSTANCES_PER_SERIES):
+                for occ in islice(self._occurrences(series, s_local, e_local), MAX_INSTANCES_PER_SERIES):
                     comp = occ.as_component(False)
                     if str(comp.get("STATUS", "")).upper() == "CANCELLED":
                         continue
@@ -129,6 +131,24 @@ class ParsedCalendar:
             except Exception as exc:  # noqa: BLE001 - one bad series must not hide the others
                 self.series.remove(series)
                 self.note(f"a recurring event ({_series_uid(series)}) was skipped: {_why(exc)}")
+
+
+    def _occurrences(self, series: Any, start: dt.datetime, end: dt.datetime) -> Iterator[Any]:
+        """A series' occurrences in the span. recurring-ical-events (through dateutil) lists a
+        span's instances eagerly, so a rule repeating every second, minute or hour is asked
+        for growing pieces of the span, from an hour on, and stops at the instance cap."""
+        if str(getattr(series, "uid", "")) not in self.dense:
+            yield from series.between(start, end)
+            return
+        step, at, n = dt.timedelta(hours=1), start, 0
+        while at < end and n < MAX_INSTANCES_PER_SERIES:
+            stop = min(end, at + step)
+            for occ in series.between(at, stop):
+                # an instance across a piece's border was already given by the piece before
+                if at == start or _aware(occ.start, start.tzinfo or dt.UTC).timestamp() >= at.timestamp():
+                    n += 1
+                    yield occ
+            at, step = stop, step * 2
 
 
 def _text(v: Any) -> str:
@@ -408,6 +428,8 @@ def _add_series(out: ParsedCalendar, groups: dict[str, list[list[str]]], zone_bl
             out.note(f"{_name(blocks[0])} in {calendar} was skipped: {exc}")
             continue
         good.append([line for b in blocks for line in b])
+        if any(_DENSE_RX.search(line) for b in blocks for line in b if line[:6].upper() == "RRULE:"):
+            out.dense.add(_uid_of(blocks[0]))
     if not good:
         return
     head = ["BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//hearthside-calendar//EN"]

@@ -95,7 +95,7 @@ def test_a_million_instance_rrule_is_bounded_and_the_rest_still_shows() -> None:
     start = time.monotonic()
     got = list(parsed.between(dt.datetime(2026, 10, 26, tzinfo=dt.UTC), dt.datetime(2026, 11, 26, tzinfo=dt.UTC),
                               dt.UTC))
-    assert time.monotonic() - start < 30  # millions of instances would take minutes and gigabytes
+    assert time.monotonic() - start < 60  # all 2.6 million instances would take minutes and gigabytes
     assert sum(i.title == "Tick" for i in got) == MAX_INSTANCES_PER_SERIES
     assert [i.title for i in got if i.title != "Tick"] == ["Lunch"]
 
