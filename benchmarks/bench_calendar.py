@@ -75,13 +75,14 @@ def main() -> None:
     os.environ.update({"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"),
                        "XDG_DATA_HOME": str(home / ".local/share"), "XDG_STATE_HOME": str(home / ".local/state"),
                        "XDG_CACHE_HOME": str(home / ".cache")})
+    from zoneinfo import ZoneInfo
+
     import icalendar
     import recurring_ical_events
     from hearthside.plugin import pack_config
     from hearthside_calendar import cache
     from hearthside_calendar.agenda import Agenda
     from hearthside_calendar.service import CalendarService
-    from zoneinfo import ZoneInfo
 
     data = make_calendar()
     tz = ZoneInfo("Europe/Berlin")

@@ -24,7 +24,7 @@ from itertools import islice
 from typing import Any
 
 import icalendar
-import recurring_ical_events
+import recurring_ical_events  # type: ignore[import-untyped]
 
 #: Instances one series may contribute to one query: an RRULE that repeats every second
 #: generates millions, and a calendar answer never needs more than this from one series.
@@ -189,8 +189,8 @@ def content_line(line: str) -> tuple[str, dict[str, str], str]:
         return name.upper(), out, value
     from icalendar.parser import Contentline
 
-    name, params, value = Contentline(line).parts()
-    return name.upper(), {str(k).upper(): str(v) for k, v in params.items()}, value
+    cname, cparams, cvalue = Contentline(line).parts()  # type: ignore[no-untyped-call]
+    return str(cname).upper(), {str(k).upper(): str(v) for k, v in cparams.items()}, str(cvalue)
 
 
 def unescape(value: str) -> str:
@@ -443,8 +443,8 @@ def _add_series(out: ParsedCalendar, groups: dict[str, list[list[str]]], zone_bl
     try:
         out.series = build(good)
     except Exception:  # noqa: BLE001 - find the series that breaks it, keep the rest
-        for blocks in good:
+        for flat in good:
             try:
-                out.series.extend(build([blocks]))
+                out.series.extend(build([flat]))
             except Exception as exc:  # noqa: BLE001
-                out.note(f"{_name(blocks)} in {calendar} was skipped: {_why(exc)}")
+                out.note(f"{_name(flat)} in {calendar} was skipped: {_why(exc)}")

@@ -131,8 +131,8 @@ def test_a_slow_server_gets_three_seconds_then_the_copy_is_used_and_its_age_said
 
 @pytest.mark.parametrize(("path", "said"), [
     ("/missing/cal.ics", "127.0.0.1 has no calendar at that address (HTTP 404)"),
-    ("/to-private/cal.ics", "the calendar's server redirected to 10.0.0.1, an address on this computer or a "
-                            "private network, which is refused"),
+    ("/to-private/cal.ics", ("the calendar's server redirected to 10.0.0.1, an address on this computer or a "
+                             "private network, which is refused")),
     ("/to-file/cal.ics", "the calendar's server redirected to a file: address, which is refused"),
     ("/huge/cal.ics", "the calendar at 127.0.0.1 is larger than 10 MB; it was not read"),
 ])
