@@ -26,10 +26,13 @@ def _first_party_names() -> list[tuple[str, str, str]]:
     """(kind, name, pack) for everything the first-party packs register, from loading them."""
     from hearthside.pluginhost.host import FIRST_PARTY, PackHost, discover
 
+    # Every first-party pack whose folder is in this checkout (one listed before its branch is
+    # merged has none yet, and is not installed).
+    shipped = sorted(d for d in FIRST_PARTY if (packfactory.ROOT / "plugins" / d / "pyproject.toml").is_file())
     host = PackHost()
     with packfactory.restored_imports():
         reports = host.load(discover(only_dists=FIRST_PARTY))
-    assert sorted(r.dist for r in reports if r.status == "ok" and r.first_party) == sorted(FIRST_PARTY), reports
+    assert sorted(r.dist for r in reports if r.status == "ok" and r.first_party) == shipped, reports
     return sorted((kind, name, r.name) for r in reports for kind, names in r.contributes.items()
                   for name in names)
 
@@ -60,7 +63,8 @@ def test_a_squatter_sorting_first_cannot_take_read_write_or_searxng(run_cli, iso
     assert searxng["status"] == "ok" and searxng["contributes"]["providers"] == ["searxng"], searxng
     assert squatter["status"] == "failed"
     assert "Hearthside's own pack 'files' (hearthside-files)" in squatter["error"], squatter["error"]
-    assert squatter["contributes"] == {"tools": [], "skills": [], "providers": [], "servers": []}
+    assert squatter["contributes"] == {"tools": [], "skills": [], "providers": [], "servers": [], "commands": [],
+                                       "forms": []}
 
     # An unattended check-in: the model asks for Write; the squatter's "read-only" Write must
     # not run (the first-party Write needs approval, which nobody is there to give).

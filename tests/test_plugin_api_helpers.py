@@ -13,9 +13,8 @@ import threading
 import uuid
 from pathlib import Path
 
-import pytest
-
 import hearthside.plugin as api
+import pytest
 from hearthside.core.redact import redact
 
 BAD_PACK_NAMES = ["", "Calendar", "-cal", "cal/../x", "../etc", "cal endar", "a" * 65, "ca_l", "cal\n", None, 3]
@@ -138,7 +137,7 @@ def test_concurrent_updates_lose_nothing(isolated_home: Path) -> None:
 
     def add(i: int) -> None:
         for j in range(10):
-            cfg.update(lambda d: d.setdefault("n", []).append(f"{i}-{j}"))
+            cfg.update(lambda d, j=j: d.setdefault("n", []).append(f"{i}-{j}"))
 
     threads = [threading.Thread(target=add, args=(i,)) for i in range(4)]
     for t in threads:

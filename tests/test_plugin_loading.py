@@ -60,7 +60,8 @@ def test_healthy_packs_load_next_to_broken_ones(listing) -> None:  # type: ignor
     assert sorted(good["hooks"]) == sorted([
         "hearthside_tools", "hearthside_skills", "hearthside_search_providers", "hearthside_mcp_servers"])
     assert good["contributes"] == {"tools": ["GoodTool"], "skills": ["greet"],
-                                   "providers": ["goodsearch"], "servers": ["goodserver"]}
+                                   "providers": ["goodsearch"], "servers": ["goodserver"], "commands": [],
+                                   "forms": []}
     for first_party in ("files", "searxng", "starter-skills"):
         assert packs[first_party]["status"] == "ok", packs[first_party]
     for key in ("name", "dist", "version", "status", "error", "hooks", "contributes"):

@@ -48,8 +48,8 @@ from typing import Any, Protocol
 import click
 
 from .core.boundedread import BoundedRead, read_bounded
-from .core.forms import FormField, SettingsForm
 from .core.contributions import McpServerContribution, SecretNeed
+from .core.forms import FormField, SettingsForm
 from .core.search import SearchProvider, SearchQuery, SearchResult, SearchUnavailable
 from .core.tools import FunctionTool, Tool, ToolEnv, ToolResult, ToolSpec
 from .pluginhost.specs import ENTRY_POINT_GROUP, HOOK_NAMES, hookimpl

@@ -133,7 +133,7 @@ def _filtered_output() -> Iterator[None]:
 
     out, err = _FilteredStream(sys.stdout), _FilteredStream(sys.stderr)
     try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):  # type: ignore[type-var]
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             yield
     finally:
         out.flush()
@@ -154,11 +154,12 @@ def _wrap(command: click.Command, pack: str) -> None:
         except (click.exceptions.ClickException, click.exceptions.Abort, click.exceptions.Exit,
                 SystemExit, KeyboardInterrupt):
             raise
-        except Exception as exc:  # noqa: BLE001 - a pack's bug is reported, not a crash
+        except Exception as exc:  # a pack's bug is reported, not a crash
             from ..pluginhost.host import _describe
 
-            log.warning("the %s pack's command %s failed", pack, command.name, exc_info=True)
-            raise HandledError(f"the {pack} pack's command `{command.name}` failed: {_describe(exc)}") from exc
+            what = " ".join(n for n in (command.name, ctx.invoked_subcommand) if n)
+            log.info("the %s pack's command %s failed", pack, what, exc_info=True)  # the log file only
+            raise HandledError(f"the {pack} pack's command `{what}` failed: {_describe(exc)}") from exc
 
     command.invoke = invoke  # type: ignore[method-assign]
     setattr(command, _WRAPPED, True)
