@@ -66,6 +66,8 @@ def submit(values):
     name = values.get("name", "").strip()
     if not name:
         return "Give the calendar a name."
+    if name == "crash":
+        raise RuntimeError("the pack's own bug")
     if not values.get("source", "").startswith("https://"):
         return "Only https:// addresses are taken."
     if values.get("password"):

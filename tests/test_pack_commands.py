@@ -129,3 +129,60 @@ def test_the_built_in_command_names_the_host_reserves_are_the_clis() -> None:
     from hearthside.pluginhost.host import BUILTIN_COMMANDS
 
     assert set(LAZY_COMMANDS) | {"help"} == BUILTIN_COMMANDS
+
+
+def _host_load(obj: object, name: str = "inproc"):  # type: ignore[no-untyped-def]
+    import importlib.metadata as md
+    import sys
+    import types
+
+    from hearthside.pluginhost.host import Candidate, PackHost
+
+    mod = types.ModuleType(f"hs_cmd_test_{name}")
+    mod.OBJ = obj  # type: ignore[attr-defined]
+    sys.modules[mod.__name__] = mod
+    host = PackHost()
+    ep = md.EntryPoint(name, f"{mod.__name__}:OBJ", "hearthside.plugins")
+    [report] = host.load([Candidate(ep, f"dist-{name}", "1.0", "packs")])
+    return host, report
+
+
+@pytest.mark.parametrize(("registered", "why"), [
+    (lambda: "agenda", "it registered str 'agenda' as a command, but it is not a click.Command"),
+    (lambda: __import__("click").Command("Agenda"), "its command name 'Agenda' is invalid"),
+    (lambda: __import__("click").Command("agenda\n"), "its command name 'agenda\\n' is invalid"),
+    (lambda: __import__("click").Command("plugins"), "its command 'plugins' has the name of a built-in"),
+])
+def test_the_host_refuses_what_is_not_a_usable_command(registered, why: str) -> None:  # type: ignore[no-untyped-def]
+    import types
+
+    import hearthside.plugin as api
+
+    def hook(register: api.RegisterCommand) -> None:
+        register(registered())
+
+    host, report = _host_load(types.SimpleNamespace(hearthside_commands=api.hookimpl(hook)))
+    assert report.status == "failed" and report.error.startswith(why), report.error
+    assert host.commands == {}
+
+
+def test_the_host_refuses_a_malformed_form_and_keeps_a_good_one() -> None:
+    import types
+
+    import hearthside.plugin as api
+
+    good = api.SettingsForm("Feeds", (api.FormField("url", "Address", kind="url"),), submit=lambda v: "")
+    bad = api.SettingsForm("Feeds", (api.FormField("url", "Address", kind="choice"),), submit=lambda v: "")
+
+    def make(form: api.SettingsForm) -> object:
+        def hook(register: api.RegisterSettingsForm) -> None:
+            register(form)
+        return types.SimpleNamespace(hearthside_settings_forms=api.hookimpl(hook))
+
+    host, report = _host_load(make(good), "goodform")
+    assert report.status == "ok" and host.forms == {"goodform": [good]}
+    assert report.contributes["forms"] == ["Feeds"]
+    host, report = _host_load(make(bad), "badform")
+    assert report.status == "failed"
+    assert report.error == "its settings form 'Feeds' has the choice field 'url' without a tuple of 1-50 choices"
+    assert host.forms == {}

@@ -82,8 +82,15 @@ def test_the_packs_form_adds_lists_and_removes_with_the_password_in_the_keyring_
     assert password.text() == ""  # the secret left the widget with the call
     qtbot.waitUntil(lambda: form.message.text() == "Only https:// addresses are taken.", timeout=30000)
 
-    password.setText(secret)
+    _find(w, QLineEdit, "Calendars Name").setText("crash")
     _find(w, QLineEdit, "Calendars Address").setText("https://example.org/work.ics")
+    submit.click()  # the pack's bug is one sentence in the form, the window carries on
+    qtbot.waitUntil(lambda: form.message.text() == "The pack's form failed: RuntimeError: the pack's own bug.",
+                    timeout=30000)
+    assert submit.isEnabled()
+
+    _find(w, QLineEdit, "Calendars Name").setText(name)
+    password.setText(secret)
     submit.click()
     qtbot.waitUntil(lambda: form.message.text() == "Saved.", timeout=30000)
     qtbot.waitUntil(lambda: "work: https://example.org/work.ics" in widget_texts(form), timeout=30000)
