@@ -3,6 +3,10 @@
 Each command group lives in its own module and is imported only when used, so
 ``hearthside --version`` stays fast and a broken optional part cannot stop the others.
 Exit codes: 0 success, 1 a handled failure (one line on stderr), 2 bad usage.
+
+Plugin packs add commands of their own (plugin API 1.1, ``hearthside_commands``). Packs are
+loaded only when a command that is not built in is asked for, or when ``--help`` lists the
+commands: ``hearthside --version`` and every built-in command never pay for loading them.
 """
 
 from __future__ import annotations
@@ -30,10 +34,12 @@ LAZY_COMMANDS: dict[str, str] = {
 
 
 class LazyGroup(click.Group):
-    """A click group whose subcommands are imported on demand."""
+    """A click group whose subcommands are imported on demand, packs' commands included."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(set(super().list_commands(ctx)) | set(LAZY_COMMANDS))
+        from .packcommands import pack_command_names
+
+        return sorted(set(super().list_commands(ctx)) | set(LAZY_COMMANDS) | set(pack_command_names(ctx)))
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name in LAZY_COMMANDS:
@@ -44,7 +50,12 @@ class LazyGroup(click.Group):
                 if exc.name and exc.name.startswith(mod_name):
                     return None
                 raise
-        return super().get_command(ctx, cmd_name)
+        cmd = super().get_command(ctx, cmd_name)
+        if cmd is None:
+            from .packcommands import pack_command
+
+            cmd = pack_command(ctx, cmd_name)
+        return cmd
 
     def invoke(self, ctx: click.Context) -> Any:
         """Run the command; a settings change that cannot be made (its lock file busy or not a
@@ -72,8 +83,11 @@ def cli(ctx: click.Context, safe_mode: bool, headless: bool) -> None:
     """
     from .common import State
 
-    ctx.obj = State(safe_mode=safe_mode)
-    _start_logging(ctx.obj)
+    if not isinstance(ctx.obj, State):  # made already when a pack command was looked up
+        ctx.obj = State(safe_mode=safe_mode)
+    if not ctx.obj.logging_started:
+        ctx.obj.logging_started = True
+        _start_logging(ctx.obj)
     if ctx.invoked_subcommand is None:
         if headless:
             from ..app.headless import run_headless

@@ -28,6 +28,7 @@ class State:
 
     def __init__(self, safe_mode: bool = False) -> None:
         self.safe_mode = safe_mode
+        self.logging_started = False
 
     @cached_property
     def app(self) -> AppContext:

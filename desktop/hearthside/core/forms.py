@@ -95,7 +95,7 @@ def form_problem(form: object) -> str:
     for f in form.fields:
         if not isinstance(f, FormField):
             return f"{name} has a field that is {type(f).__name__}, not a FormField"
-        if not isinstance(f.key, str) or not FIELD_KEY_RX.match(f.key):
+        if not isinstance(f.key, str) or not FIELD_KEY_RX.fullmatch(f.key):
             return f"{name} has the field key {f.key!r}; use lowercase letters, digits and '_'"
         if f.key in seen:
             return f"{name} has the field key {f.key!r} twice"

@@ -636,7 +636,7 @@ class _Register:
             raise self._reject(f"it registered {type(obj).__name__} {obj!r:.60} as a command, but it is "
                                "not a click.Command (or click.Group)")
         name = obj.name
-        if not isinstance(name, str) or not COMMAND_NAME_RX.match(name):
+        if not isinstance(name, str) or not COMMAND_NAME_RX.fullmatch(name):
             raise self._reject(f"its command name {name!r:.60} is invalid: use 1-40 lowercase letters, "
                                "digits and '-', starting with a letter")
         self.host.command_claims.setdefault(name, self.pack)

@@ -43,7 +43,7 @@ LOCK_TIMEOUT = 10.0
 
 
 def _check_pack(pack: object) -> str:
-    if not isinstance(pack, str) or not PACK_NAME_RX.match(pack):
+    if not isinstance(pack, str) or not PACK_NAME_RX.fullmatch(pack):
         raise ValueError(f"{pack!r:.80} is not a pack name: use the pack's entry-point name "
                          "(1-64 lowercase letters, digits and '-', starting with a letter or digit)")
     return pack
@@ -125,7 +125,7 @@ class KeyringPackSecrets:
 
     def ref(self, name: str) -> str:
         """The keyring key of ``name``: ``pack/<pack>/<name>``."""
-        if not isinstance(name, str) or not SECRET_NAME_RX.match(name) or ".." in name.split("/"):
+        if not isinstance(name, str) or not SECRET_NAME_RX.fullmatch(name) or ".." in name.split("/"):
             raise ValueError(f"{name!r:.80} is not a secret name: use 1-128 lowercase letters, digits "
                              "and '.', '_', '/', '-', starting with a letter or digit")
         return f"pack/{self.pack}/{name}"
