@@ -133,7 +133,9 @@ class _NoCookies(http.cookiejar.DefaultCookiePolicy):
         return False
 
 
-def _client(timeout: float) -> httpx2.Client:
+def client(timeout: float) -> httpx2.Client:
+    """An httpx2 client that connects only to checked addresses, keeps no cookies, follows no
+    redirect and ignores proxies and ``.netrc`` from the environment."""
     transport = httpx2.HTTPTransport(trust_env=False, retries=0)
     pool = getattr(transport, "_pool", None)
     if pool is None or not hasattr(pool, "_network_backend"):  # fail closed on a new httpx2
@@ -185,13 +187,13 @@ def get(url: str, *, timeout: float = 15.0, max_bytes: int = 4 * 1024 * 1024,
     deadline = time.monotonic() + timeout
     current = start
     too_slow = FetchError(f"{shown(start)} did not answer within {timeout:g} s")
-    with _client(timeout) as client:
+    with client(timeout) as http:
         for _hop in range(MAX_REDIRECTS + 1):
             left = deadline - time.monotonic()
             if left <= 0:
                 raise too_slow
             try:
-                with client.stream("GET", current, headers=dict(headers or {}),
+                with http.stream("GET", current, headers=dict(headers or {}),
                                    timeout=httpx2.Timeout(left)) as resp:
                     if resp.status_code in (301, 302, 303, 307, 308) and "location" in resp.headers:
                         target = urllib.parse.urljoin(current, resp.headers["location"])
