@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import feedparser
+import feedparser  # type: ignore[import-untyped]
 
 from . import netsafe
 from .fence import plain

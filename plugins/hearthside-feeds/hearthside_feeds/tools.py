@@ -12,7 +12,14 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from hearthside.plugin import PackConfigError, ToolEnv, ToolResult, ToolSpec, pack_cache_dir, pack_config
+from hearthside.plugin import (
+    PackConfigError,
+    ToolEnv,
+    ToolResult,
+    ToolSpec,
+    pack_cache_dir,
+    pack_config,
+)
 
 from . import reader, store
 from .fence import clean, fence
@@ -22,7 +29,7 @@ MAX_NEW_PER_FEED = 15
 MAX_SEARCH = 20
 DEFAULT_TIMEOUT = 10.0
 MAX_PARALLEL = 4
-_DURATION = re.compile(r"^\s*(\d{1,5})\s*(m|min|h|d|w)\s*$", re.I)
+_DURATION = re.compile(r"^\s*(\d{1,5})\s*(m|min|h|d|w)\s*$", re.IGNORECASE)
 
 
 def parse_since(text: str, now: datetime | None = None) -> datetime | None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import urllib.parse
-from typing import Any
+from typing import Any, ClassVar
 
 import httpx2
 from hearthside.plugin import (
@@ -153,7 +153,7 @@ class BraveProvider(KeyedProvider):
     name = "brave"
     label = "Brave Search"
     default_endpoint = "https://api.search.brave.com/res/v1/web/search"
-    FRESHNESS = {"day": "pd", "week": "pw", "month": "pm", "year": "py"}
+    FRESHNESS: ClassVar[dict[str, str]] = {"day": "pd", "week": "pw", "month": "pm", "year": "py"}
 
     def request(self, query: SearchQuery, key: str, endpoint: str) -> httpx2.Request:
         text = query.query if not query.site else f"{query.query} site:{query.site}"

@@ -24,7 +24,7 @@ DEFAULT_CHARS = 12_000
 MAX_CHARS = 40_000
 TIMEOUT = 15.0
 HTML_TYPES = ("text/html", "application/xhtml+xml")
-_TITLE = re.compile(rb"<title[^>]*>(.{0,600}?)</title>", re.I | re.S)
+_TITLE = re.compile(rb"<title[^>]*>(.{0,600}?)</title>", re.IGNORECASE | re.DOTALL)
 
 
 def page_text(fetched: netsafe.Fetched) -> tuple[str, str]:
