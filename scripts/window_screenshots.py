@@ -116,6 +116,37 @@ def main(which: str, out: str) -> int:
             shoot()
         else:
             w.found_local.connect(lambda _f: shoot())
+    elif which == "pack-settings":
+        # A real pack with a settings form (tests/cmdpacks.py), built and pip-installed here.
+        import cmdpacks
+        import hearthside.plugin as api
+        from hearthside.ui.windows.plugins import PluginsWindow
+        from PySide6.QtCore import Qt
+
+        cmdpacks.install_cmd_packs(home / ".local/share", "hs-agenda")
+        api.pack_config("agenda").update(lambda d: d.update(calendars={
+            "family": "https://calendar.example.org/family.ics",
+            "work": "https://mail.example.com/owa/calendar/work/calendar.ics"}))
+        w = PluginsWindow(app, bridge)
+        w.resize(760, 900)
+
+        def pick() -> None:
+            hits = w.tree.findItems("agenda", Qt.MatchFlag.MatchExactly)
+            if hits:
+                w.tree.setCurrentItem(hits[0])
+                QTimer.singleShot(300, lambda: w.pack_settings.forms and _fill(w.pack_settings.forms[0]))
+
+        def _fill(form: object) -> None:
+            for name, text in (("Calendars Name", "school"), ("Calendars Address", "https://school.example.net/term.ics"),
+                               ("Calendars Password", "not-a-real-password")):
+                for edit in w.findChildren(QLineEdit):
+                    if edit.accessibleName() == name:
+                        edit.setText(text)
+            shoot(1200)
+
+        from PySide6.QtWidgets import QLineEdit
+
+        w.loaded.connect(pick)
     else:
         print(f"unknown window {which!r}", file=sys.stderr)
         return 2

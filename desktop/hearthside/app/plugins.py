@@ -20,6 +20,7 @@ from pathlib import Path
 
 from .. import __version__
 from ..core.contributions import McpServerContribution
+from ..core.forms import SettingsForm
 from ..core.search import SearchProvider
 from ..core.skills import (
     ORIGIN_PACK,
@@ -153,6 +154,10 @@ class PluginService:
     def mcp_servers(self) -> list[McpServerContribution]:
         host = self.load()
         return [host.servers[n] for n in sorted(host.servers)]
+
+    def settings_forms(self, pack: str) -> list[SettingsForm]:
+        """The settings forms the healthy pack ``pack`` registered (plugin API 1.1), in order."""
+        return list(self.load().forms.get(pack, []))
 
     def providers(self) -> list[tuple[SearchProvider, str]]:
         """(provider, pack) in registration order."""

@@ -157,8 +157,9 @@ def _wrap(command: click.Command, pack: str) -> None:
         except Exception as exc:  # noqa: BLE001 - a pack's bug is reported, not a crash
             from ..pluginhost.host import _describe
 
-            log.warning("the %s pack's command %s failed", pack, command.name, exc_info=True)
-            raise HandledError(f"the {pack} pack's command `{command.name}` failed: {_describe(exc)}") from exc
+            what = " ".join(n for n in (command.name, ctx.invoked_subcommand) if n)
+            log.info("the %s pack's command %s failed", pack, what, exc_info=True)  # the log file only
+            raise HandledError(f"the {pack} pack's command `{what}` failed: {_describe(exc)}") from exc
 
     command.invoke = invoke  # type: ignore[method-assign]
     setattr(command, _WRAPPED, True)

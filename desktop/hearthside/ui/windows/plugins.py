@@ -44,8 +44,10 @@ from .managekit import (
     scrolled,
     table,
 )
+from .packforms import PackSettingsBox
 
-KINDS = (("tools", "Tools"), ("skills", "Skills"), ("providers", "Web search"), ("servers", "MCP servers"))
+KINDS = (("tools", "Tools"), ("skills", "Skills"), ("providers", "Web search"), ("servers", "MCP servers"),
+         ("commands", "Commands"), ("forms", "Settings"))
 STATUS_WORDS = {"ok": "ok", "failed": "failed", "blocked": "disabled"}
 
 
@@ -111,6 +113,9 @@ class PluginsWindow(ManageWindow):
         self.held_layout = QVBoxLayout(self.held_box)
         self.held_box.hide()
         dl.addWidget(self.held_box)
+        # the selected pack's settings forms (plugin API 1.1), drawn by packforms
+        self.pack_settings = PackSettingsBox(self.call_bg, lambda pack: self.service.settings_forms(pack))
+        dl.addWidget(self.pack_settings)
         dl.addStretch(1)
         split.addWidget(scrolled(detail))
         split.setSizes([260, 200])
@@ -235,6 +240,7 @@ class PluginsWindow(ManageWindow):
             if w is not None:
                 w.deleteLater()
         self.held_box.hide()
+        self.pack_settings.show_pack(r.name if r is not None else "", r is not None and r.status == "ok")
         if r is None:
             return
         lines: list[str] = [rich("<b>{}</b> — {} {}, {}", r.name, r.dist, r.version, PluginService.origin(r))]
