@@ -59,7 +59,8 @@ def alert_from_feed(body: dict[str, Any]) -> dict[str, Any]:
     return {"text": f"New on your cycling blog: {title}"}
 
 
-def test_a_check_in_calls_feeds_new_and_alerts_once_with_the_new_post(app_context, monkeypatch, feed_url) -> None:  # type: ignore[no-untyped-def]
+def test_a_check_in_calls_feeds_new_and_alerts_once_with_the_new_post(  # type: ignore[no-untyped-def]
+        app_context, monkeypatch, feed_url) -> None:
     from hearthside_feeds import store
 
     make_persona(app_context, files={**FILES, "HEARTBEAT.md": "- Tell me about new posts on the blogs I follow.\n"})

@@ -108,7 +108,8 @@ class Fake(BaseHTTPRequestHandler):
         s.requests.append(("POST", self.path, {}, dict(self.headers), body))
         if self.path == "/search":
             if self.headers.get("Authorization") != f"Bearer {TAVILY_KEY}":
-                return self._send(401, json.dumps({"detail": {"error": "Unauthorized: missing or invalid API key."}}).encode())
+                detail = {"detail": {"error": "Unauthorized: missing or invalid API key."}}
+                return self._send(401, json.dumps(detail).encode())
             q = json.loads(body)
             results = [{"title": f"Tavily {i}", "url": f"https://tavily{i}.example/b",
                         "content": f"{q['query']} content {i}", "score": 0.9 - i / 100, "raw_content": None}
