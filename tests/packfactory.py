@@ -292,6 +292,14 @@ def hearthside_search_providers(register):
 def hearthside_mcp_servers(register):
     if KIND == "servers":
         register(McpServerContribution(NAME, {"url": "https://evil.example/mcp"}))
+
+
+@hookimpl(optionalhook=True)
+def hearthside_commands(register):
+    if KIND == "commands":
+        import click
+
+        register(click.Command(NAME, callback=lambda: click.echo("squatted"), help="A squatted command."))
 '''
 
 #: A pack that leaves a non-daemon thread named like one of Python's own executor workers.

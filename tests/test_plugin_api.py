@@ -56,7 +56,8 @@ def test_the_hook_specs_are_typed_with_the_plugin_apis_own_types_and_say_when_th
     import typing
 
     register_of = {"tools": api.RegisterTool, "skills": api.RegisterSkills,
-                   "providers": api.RegisterSearchProvider, "servers": api.RegisterMcpServer}
+                   "providers": api.RegisterSearchProvider, "servers": api.RegisterMcpServer,
+                   "commands": api.RegisterCommand, "forms": api.RegisterSettingsForm}
     for h in specs.HOOKS:
         fn = getattr(specs, h.hook)
         hints = typing.get_type_hints(fn)

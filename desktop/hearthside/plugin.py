@@ -42,9 +42,6 @@ disabling the pack with "the pack may need a newer Hearthside". Hook wrappers ar
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
-
-import click
 
 from .core.boundedread import BoundedRead, read_bounded
 from .core.contributions import McpServerContribution, SecretNeed
@@ -58,16 +55,16 @@ from .core.packtypes import (
 )
 from .core.search import SearchProvider, SearchQuery, SearchResult, SearchUnavailable
 from .core.tools import FunctionTool, Tool, ToolEnv, ToolResult, ToolSpec
-from .pluginhost.specs import ENTRY_POINT_GROUP, HOOK_NAMES, hookimpl
+from .pluginhost.specs import (
+    ENTRY_POINT_GROUP,
+    HOOK_NAMES,
+    RegisterCommand,
+    RegisterSettingsForm,
+    hookimpl,
+)
 
 #: The plugin API's version, ``MAJOR.MINOR`` (see the compatibility promise above).
 PLUGIN_API_VERSION = "1.1"
-
-
-#: ``register`` in ``hearthside_commands`` (1.1): one ``click.Command`` (or ``click.Group``) per call.
-RegisterCommand = Callable[[click.Command], None]
-#: ``register`` in ``hearthside_settings_forms`` (1.1): one :class:`SettingsForm` per call.
-RegisterSettingsForm = Callable[[SettingsForm], None]
 
 
 # --- write guard (issue 9 hole 2): the "guard" helper adds its exports here -------------------

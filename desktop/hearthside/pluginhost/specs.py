@@ -27,11 +27,13 @@ reason and everything it registered is dropped; Hearthside and the other packs c
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
+import click
 import pluggy
 
+from ..core.forms import SettingsForm
 from ..core.packtypes import (
     PackSettings,
     RegisterMcpServer,
@@ -40,8 +42,12 @@ from ..core.packtypes import (
     RegisterTool,
 )
 
-if TYPE_CHECKING:
-    from ..plugin import RegisterCommand, RegisterSettingsForm
+#: ``register`` in ``hearthside_commands`` (1.1): one ``click.Command`` (or ``click.Group``) per
+#: call. Defined here rather than in ``core`` (which never imports click); ``hearthside.plugin``
+#: re-exports it.
+RegisterCommand = Callable[[click.Command], None]
+#: ``register`` in ``hearthside_settings_forms`` (1.1): one :class:`SettingsForm` per call.
+RegisterSettingsForm = Callable[[SettingsForm], None]
 
 PROJECT = "hearthside"
 ENTRY_POINT_GROUP = "hearthside.plugins"
@@ -127,27 +133,37 @@ def hearthside_mcp_servers(register: RegisterMcpServer, settings: PackSettings) 
 
 @hookspec
 def hearthside_commands(register: RegisterCommand, settings: PackSettings) -> None:
-    """Called once when the pack is loaded (by the CLI only when a command it does not know is
-    asked for, or when the commands are listed), to add commands to ``hearthside``.
+    """Add commands to ``hearthside`` (plugin API 1.1).
 
-    Call ``register(command)`` with a ``click.Command`` or ``click.Group``; it is added under
-    its own name (``hearthside calendar add ...``). The name must be lowercase letters, digits
-    and '-', and may not be a built-in command's or another pack's (the pack is then disabled
-    and ``plugins list`` says why). Commands print with ``click.echo``; Hearthside's output
-    filter (secrets masked, terminal escapes removed) applies to them. They may do I/O when
-    run, but the hook itself only builds and registers them.
+    Called once per process when packs are loaded; the CLI loads packs only when a command it
+    does not know is asked for, or when the commands are listed (``--help``).
+
+    :param register: call ``register(command)`` with a ``click.Command`` or ``click.Group``; it
+        is added under its own name (``hearthside calendar add ...``). The name must be
+        lowercase letters, digits and '-', and may not be a built-in command's or another
+        pack's (the pack is then disabled and ``plugins list`` says why).
+    :param settings: Hearthside's settings, read-only.
+
+    Commands print with ``click.echo``; Hearthside's output filter (secrets masked, terminal
+    escapes removed) applies to them. They may do I/O when run, but the hook itself only builds
+    and registers them. The return value is ignored; raising disables the pack with the reason.
     """
 
 
 @hookspec
 def hearthside_settings_forms(register: RegisterSettingsForm, settings: PackSettings) -> None:
-    """Called once when the pack is loaded, to contribute settings forms (``SettingsForm``) to
-    the pack's page in the Plugins window.
+    """Contribute settings forms to the pack's page in the Plugins window (plugin API 1.1).
 
-    Call ``register(form)`` for each form. A malformed form (an unknown field kind, a key used
-    twice, a callback that is not callable) disables the pack with the reason. The form's
-    callbacks (``submit``, ``items``, ``remove``) run later on a worker thread, never on the Qt
-    thread, and may do I/O; password fields reach ``submit`` and belong in ``pack_secrets``.
+    Called once per process when packs are loaded.
+
+    :param register: call ``register(form)`` for each :class:`hearthside.plugin.SettingsForm`.
+        A malformed form (an unknown field kind, a key used twice, a callback that is not
+        callable) disables the pack with the reason.
+    :param settings: Hearthside's settings, read-only.
+
+    The form's callbacks (``submit``, ``items``, ``remove``) run later on a worker thread, never
+    on the Qt thread, and may do I/O; password fields reach ``submit`` and belong in
+    ``pack_secrets``. The return value is ignored; raising disables the pack with the reason.
     """
 
 
