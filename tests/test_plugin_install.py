@@ -362,7 +362,9 @@ def test_first_party_pack_wheels_carry_every_file_and_entry_point(tmp_path) -> N
     import zipfile
 
     packs = sorted(p for p in (packfactory.ROOT / "plugins").iterdir() if (p / "pyproject.toml").exists())
-    assert [p.name for p in packs] == ["hearthside-files", "hearthside-searxng", "hearthside-starter-skills"]
+    from hearthside.pluginhost.host import FIRST_PARTY
+
+    assert [p.name for p in packs] == sorted(FIRST_PARTY)  # every first-party pack, and only those
     copies = []
     for pack in packs:  # build from copies, so no build/ or egg-info lands in the tree
         copies.append(tmp_path / "src" / pack.name)
