@@ -354,9 +354,9 @@ def test_the_last_page_adds_an_ics_subscription_through_the_calendar_pack(  # ty
     [cal] = calendars(run_cli)
     assert cal["name"] == "Family" and cal["kind"] == "ics"
     # the pack's tool reads it back (what a check-in would see)
-    from hearthside.core.tools import ToolEnv
-
     import asyncio
+
+    from hearthside.core.tools import ToolEnv
 
     tool = next(t for t, _ in app_context.plugins.tool_entries() if t.spec.name == "calendar_agenda")
     out = asyncio.run(tool.execute({"from": "2026-10-26", "to": "2026-10-27"}, ToolEnv(persona="Juniper")))

@@ -73,7 +73,7 @@ def add_calendar(plugins: PluginService, name: str, source: str) -> str:
     values.update(name=name, source=source)
     try:
         return _answer(form.submit(values), "calendar pack's form")
-    except Exception as exc:  # a pack's bug is a sentence, never a broken window
+    except Exception as exc:  # noqa: BLE001 - a pack's bug is a sentence, never a broken window
         return _failed("calendar pack's form", exc)
 
 
@@ -131,7 +131,7 @@ def _choice(plugins: PluginService, name: str, pack: str) -> ProviderChoice:
         if form.items is not None:
             try:
                 has_key = any(key == name for key, _ in form.items())
-            except Exception:  # the pack cannot say: the key line stays away, searches will tell
+            except Exception:  # noqa: BLE001 - the pack cannot say: no key line; searches will tell
                 has_key = None
         return ProviderChoice(name, pack, form, fields[0].key, fields[1].key, has_key)
     return ProviderChoice(name, pack)
@@ -166,5 +166,5 @@ def save_provider_key(choice: ProviderChoice, key: str) -> str:
     values.update({choice.choice_field: choice.name, choice.key_field: key})
     try:
         return _answer(choice.key_form.submit(values), f"{choice.pack} pack's form")
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - as above
         return _failed(f"{choice.pack} pack's form", exc)
