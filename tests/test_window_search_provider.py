@@ -114,7 +114,7 @@ def test_choosing_a_provider_that_needs_a_key_says_so_and_the_key_goes_to_the_ke
     box.key.setText(KEY)
     assert _act(qtbot, box, box.key_btn.click) == "key saved"
     assert box.key.text() == "" and "The brave API key is in the keyring." in box.message.text()
-    assert "brave has its API key in the keyring" in box.status.text()
+    assert "Brave Search: key set; paste a new key below to replace it." in box.status.text()
     assert pack_secrets("websearch").get("brave") == KEY  # through the pack's own form
     for f in (p for p in isolated_home.rglob("*") if p.is_file() and not p.is_symlink()):
         assert KEY.encode() not in f.read_bytes(), f  # settings.toml, logs, the pack's files

@@ -94,6 +94,7 @@ class ProviderChoice:
     choice_field: str = ""
     key_field: str = ""
     has_key: bool | None = None
+    key_note: str = ""  # the pack's own line for the key ("Brave Search: key set"), never the key
 
     @property
     def needs_key(self) -> bool:
@@ -128,12 +129,16 @@ def _choice(plugins: PluginService, name: str, pack: str) -> ProviderChoice:
         if fields is None:
             continue
         has_key: bool | None = None
+        note = ""
         if form.items is not None:
             try:
-                has_key = any(key == name for key, _ in form.items())
+                notes = [str(text) for key, text in form.items() if key == name]
             except Exception:  # noqa: BLE001 - the pack cannot say: no key line; searches will tell
-                has_key = None
-        return ProviderChoice(name, pack, form, fields[0].key, fields[1].key, has_key)
+                notes = []
+            else:
+                has_key = bool(notes)
+            note = " ".join(" ".join(notes[:1]).split())[:200]
+        return ProviderChoice(name, pack, form, fields[0].key, fields[1].key, has_key, note)
     return ProviderChoice(name, pack)
 
 

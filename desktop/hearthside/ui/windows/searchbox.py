@@ -114,8 +114,8 @@ class SearchProviderBox(QGroupBox):
         if choice is not None and choice.needs_key:
             lines.append(f"{choice.name} needs an API key and has none yet: paste it below (it goes to the "
                          "keyring), or searches through it will fail.")
-        elif choice is not None and choice.has_key:
-            lines.append(f"{choice.name} has its API key in the keyring; paste a new one below to replace it.")
+        elif choice is not None and choice.has_key:  # the pack's own words: "key set", or why it cannot say
+            lines.append(f"{choice.key_note.rstrip('.')}; paste a new key below to replace it.")
         self.status.setText(" ".join(lines))
         self._show_key_row(choice is not None and choice.key_form is not None)
 
