@@ -1,4 +1,4 @@
-"""Screenshots of the review, chat and welcome windows with realistic content, for docs/.
+"""Screenshots of the review, chat, welcome, settings and plugins windows with realistic content, for docs/.
 
 Run under an X server (QT_QPA_PLATFORM=xcb), e.g.:
     Xvfb :57 -screen 0 1000x720x24 &  DISPLAY=:57 QT_QPA_PLATFORM=xcb .venv/bin/python \
@@ -116,6 +116,43 @@ def main(which: str, out: str) -> int:
             shoot()
         else:
             w.found_local.connect(lambda _f: shoot())
+    elif which == "welcome-done":
+        # The last page: a persona made, a model connected, a calendar file just added.
+        from hearthside.ui.windows.welcome import WelcomeWindow
+
+        app.personas.create("Juniper")
+        cal = home / "Calendars" / "family.ics"
+        cal.parent.mkdir()
+        cal.write_bytes(b"BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//shot//EN\r\nBEGIN:VEVENT\r\nUID:a\r\n"
+                        b"DTSTAMP:20260101T000000Z\r\nDTSTART:20261201T170000Z\r\nDTEND:20261201T180000Z\r\n"
+                        b"SUMMARY:Choir\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n")
+        w = WelcomeWindow(app, bridge, opener=lambda url: True)
+        w.persona_name = "Juniper"
+        w._saved("Personas now talk to llama3.2:latest at http://127.0.0.1:11434/v1.")
+        w.calendar_name.setText("Family")
+        w.calendar_source.setText(str(cal))
+        w.calendar_added.connect(lambda _p: shoot())
+        QTimer.singleShot(300, w.add_calendar)
+    elif which == "settings-search":
+        # The Settings window scrolled to its Web search section, Brave chosen and without a key.
+        from hearthside.ui.windows.settings import SettingsWindow
+        from PySide6.QtWidgets import QScrollArea
+
+        app.personas.create("Juniper")
+        w = SettingsWindow(app, bridge)
+        w.resize(700, 720)
+        box = w.search_box
+
+        def chosen(what: str) -> None:
+            if what == "loaded" and box.provider.currentText() != "brave":
+                box.provider.setCurrentIndex(box.provider.findText("brave"))
+                box.choose()
+            elif what == "chosen":
+                for area in w.findChildren(QScrollArea):
+                    area.ensureWidgetVisible(box, 0, 40)
+                shoot()
+
+        box.done.connect(chosen)
     elif which == "pack-settings":
         # A real pack with a settings form (tests/cmdpacks.py), built and pip-installed here.
         import cmdpacks

@@ -18,6 +18,7 @@ import tarfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import packfactory
 import pytest
@@ -120,6 +121,97 @@ def test_the_bundled_app_runs_version_and_doctor_without_the_checkout(unpacked: 
     if os.environ.get("DBUS_SESSION_BUS_ADDRESS"):  # make test: a real Secret Service
         assert checks["keyring"]["status"] == "ok", checks["keyring"]
         assert doctor.returncode == 0, doctor.stderr
+
+
+FIRST_PARTY = {"files", "searxng", "starter-skills", "calendar", "feeds", "websearch"}
+
+WEEKLY_ICS = ("BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//t//EN\r\nBEGIN:VEVENT\r\nUID:standup\r\n"
+              "DTSTAMP:20260101T000000Z\r\nDTSTART;TZID=Europe/Berlin:20260105T091500\r\n"
+              "DTEND;TZID=Europe/Berlin:20260105T093000\r\nRRULE:FREQ=DAILY\r\nSUMMARY:Stand-up with Ada\r\n"
+              "END:VEVENT\r\nEND:VCALENDAR\r\n")
+PAGE = (b"<html><head><title>Commute</title></head><body><nav>menu</nav><article><h1>Tram 28 diverted</h1>"
+        b"<p>Because of works on the Rua da Conceicao, tram 28 runs a diverted route all week; allow ten "
+        b"minutes more for the commute into the centre and take the bus where you can.</p></article></body></html>")
+RSS = (b'<?xml version="1.0" encoding="utf-8"?><rss version="2.0"><channel><title>Cycling</title>'
+       b"<item><title>New bike lane on Avenida da Liberdade</title><guid>lane-1</guid>"
+       b"<link>https://cycling.example/lane-1</link></item></channel></rss>")
+
+
+@pytest.fixture
+def loopback_site() -> Iterator[str]:
+    """A real HTTP server on 127.0.0.1: /page.html (an article) and /feed.xml (RSS)."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            body, kind = (PAGE, "text/html") if self.path == "/page.html" else (RSS, "application/rss+xml")
+            self.send_response(200)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    srv.daemon_threads = True
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{srv.server_address[1]}"
+    srv.shutdown()
+    srv.server_close()
+
+
+def test_the_first_party_packs_load_and_their_tools_work_in_a_bundled_check_in(
+    unpacked: Path, home: Path, tmp_path: Path, loopback_site: str
+) -> None:
+    """The calendar, feeds and web-search packs load inside the bundle (with icalendar,
+    recurring-ical-events, feedparser and trafilatura frozen into it), their commands run, and a
+    scripted check-in calls all three packs' tools and gets real answers back."""
+    from fakemodel import FakeModel
+
+    exe = unpacked / "app" / "hearthside"
+    env = _env(home, **OFFLINE)
+    packs = _packs(exe, env)
+    assert FIRST_PARTY <= set(packs), sorted(packs)
+    assert {n: packs[n]["status"] for n in FIRST_PARTY} == dict.fromkeys(FIRST_PARTY, "ok"), \
+        {n: packs[n].get("error") for n in FIRST_PARTY}
+    cal = tmp_path / "work.ics"
+    cal.write_bytes(WEEKLY_ICS.encode())
+    added = _run(exe, "calendar", "add", "Work", str(cal), env=env)
+    assert added.returncode == 0, added.stderr
+    listed = _run(exe, "calendar", "list", "--json", env=env)
+    assert json.loads(listed.stdout) == [{"name": "Work", "kind": "file", "source": str(cal), "user": ""}]
+    feed = _run(exe, "feeds", "add", f"{loopback_site}/feed.xml", env=env)
+    assert feed.returncode == 0, feed.stderr
+    made = _run(exe, "persona", "new", "Juniper", env=env)
+    assert made.returncode == 0, made.stderr
+    [persona] = [p for p in json.loads(_run(exe, "persona", "list", "--json", env=env).stdout)
+                 if p["name"] == "Juniper"]
+    (Path(str(persona["path"])) / "HEARTBEAT.md").write_text(
+        "# Checklist\n\n- Remind me before my next meeting.\n- Anything new on my feeds?\n"
+        "- How is my commute today?\n", encoding="utf-8")
+    seen: dict[str, str] = {}
+
+    def answer(body: dict[str, Any]) -> dict[str, Any]:
+        for m in body["messages"]:
+            if m.get("role") == "tool":
+                seen[str(m.get("tool_call_id", len(seen)))] = str(m["content"])
+        return {"text": "Heads up: " + " | ".join(seen.values())[:3000]}
+
+    calls = [("calendar_next", json.dumps({"count": 1})), ("feeds_new", json.dumps({"since": "30d"})),
+             ("web_read", json.dumps({"url": f"{loopback_site}/page.html"}))]
+    with FakeModel([{"tool_calls": calls}, answer]) as fm:
+        run = _run(exe, "heartbeat", "run", "Juniper", "--json", env=dict(env, **fm.env(),
+                   HEARTHSIDE_MODEL_API_KEY="loopback-test-key"))
+    assert run.returncode == 0, run.stdout + run.stderr
+    out = json.loads(run.stdout)
+    assert out["status"] == "notified", out
+    text = " ".join(seen.values())
+    assert "Stand-up with Ada" in text and "[Work]" in text, text  # icalendar + recurring-ical-events
+    assert "New bike lane on Avenida da Liberdade" in text, text  # feedparser
+    assert "Tram 28 diverted" in text or "tram 28 runs a diverted route" in text, text  # trafilatura
 
 
 def test_launched_with_no_display_the_bundle_says_so_in_one_sentence(unpacked: Path, home: Path) -> None:

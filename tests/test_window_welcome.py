@@ -272,3 +272,179 @@ def test_tab_order_follows_the_layout(qtbot, app_context, bridge) -> None:  # ty
     w = welcome(qtbot, app_context, bridge)
     order = [w.create_radio, w.name_edit, w.call_me_edit, w.character_edit, w.add_radio, w.folder_edit]
     assert [next_tab(a) for a in order[:-1]] == order[1:]
+
+
+# --- the last page: a calendar through the calendar pack's form, Open chat, Write a checklist… ----
+
+CAL_ICS = ("BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//t//EN\r\nBEGIN:VEVENT\r\nUID:w1\r\nDTSTAMP:20260101T000000Z\r\n"
+           "DTSTART:20261026T120000Z\r\nDTEND:20261026T130000Z\r\nSUMMARY:Lunch with Ada\r\nEND:VEVENT\r\n"
+           "END:VCALENDAR\r\n")
+
+
+@pytest.fixture
+def ics_server():  # type: ignore[no-untyped-def]
+    """A real HTTP server on 127.0.0.1 serving one small ICS at /basic.ics (404 elsewhere)."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    hits: list[str] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            hits.append(self.path)
+            body = CAL_ICS.encode()
+            self.send_response(200 if self.path == "/basic.ics" else 404)
+            self.send_header("Content-Type", "text/calendar")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    t = threading.Thread(target=srv.serve_forever, daemon=True)
+    t.start()
+    srv.hits = hits  # type: ignore[attr-defined]
+    yield srv
+    srv.shutdown()
+    srv.server_close()
+
+
+def last_page(qtbot, app_context, bridge, opened=None):  # type: ignore[no-untyped-def]
+    """The welcome window on its last page, after creating Juniper and skipping the model."""
+    from hearthside.ui.windows.welcome import WelcomeWindow
+
+    opener = (lambda url: opened.append(url.toLocalFile()) or True) if opened is not None else (lambda url: True)
+    w = WelcomeWindow(app_context, bridge, opener=opener)
+    qtbot.addWidget(w)
+    w.show()
+    w.name_edit.setText("Juniper")
+    with qtbot.waitSignal(w.persona_created, timeout=WAIT):
+        w.persona_button.click()
+    w.skip_button.click()
+    assert w.pages.currentIndex() == 2
+    return w
+
+
+def add_calendar(qtbot, w, name: str, source: str) -> str:  # type: ignore[no-untyped-def]
+    w.calendar_name.setText(name)
+    w.calendar_source.setText(source)
+    with qtbot.waitSignal(w.calendar_added, timeout=60_000) as sig:
+        w.calendar_button.click()
+    return str(sig.args[0])
+
+
+def calendars(run_cli) -> list[dict[str, str]]:  # type: ignore[no-untyped-def]
+    import json
+
+    r = run_cli("calendar", "list", "--json")
+    assert r.returncode == 0, r.stderr
+    return list(json.loads(r.stdout))
+
+
+def test_the_last_page_adds_an_ics_subscription_through_the_calendar_pack(  # type: ignore[no-untyped-def]
+        qtbot, app_context, bridge, nothing_local, secret_service, ics_server, run_cli, isolated_home) -> None:
+    w = last_page(qtbot, app_context, bridge)
+    url = f"http://127.0.0.1:{ics_server.server_port}/basic.ics"
+    assert add_calendar(qtbot, w, "Family", url) == ""
+    assert w.calendar_result.text() == "✓ Added Family. Your personas can read it now."
+    assert w.calendar_source.text() == ""  # the address is the pack's to keep (in the keyring)
+    assert "/basic.ics" in ics_server.hits  # fetched once by the pack, on the worker
+    [cal] = calendars(run_cli)
+    assert cal["name"] == "Family" and cal["kind"] == "ics"
+    # the pack's tool reads it back (what a check-in would see)
+    import asyncio
+
+    from hearthside.core.tools import ToolEnv
+
+    tool = next(t for t, _ in app_context.plugins.tool_entries() if t.spec.name == "calendar_agenda")
+    out = asyncio.run(tool.execute({"from": "2026-10-26", "to": "2026-10-27"}, ToolEnv(persona="Juniper")))
+    assert "Lunch with Ada" in out.content and "[Family]" in out.content, out
+
+
+def test_the_last_page_adds_a_calendar_file_picked_from_disk(  # type: ignore[no-untyped-def]
+        qtbot, app_context, bridge, nothing_local, run_cli, tmp_path: Path) -> None:
+    f = tmp_path / "home.ics"
+    f.write_bytes(CAL_ICS.encode())
+    w = last_page(qtbot, app_context, bridge)
+    assert add_calendar(qtbot, w, "Home", str(f)) == ""
+    assert calendars(run_cli) == [{"name": "Home", "kind": "file", "source": str(f), "user": ""}]
+    assert f.read_bytes() == CAL_ICS.encode()  # read, never written
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("http://example.com/cal.ics", "Plain http:// is allowed only to this computer"),
+    ("", "Give a calendar file or an ICS address"),
+])
+def test_a_refused_calendar_is_one_sentence_and_nothing_is_added(  # type: ignore[no-untyped-def]
+        qtbot, app_context, bridge, nothing_local, run_cli, source: str, expected: str) -> None:
+    w = last_page(qtbot, app_context, bridge)
+    problem = add_calendar(qtbot, w, "Web", source)
+    assert expected in problem and problem.endswith(".") and problem.count(". ") == 0
+    assert w.calendar_result.text() == problem and w.calendar_button.isEnabled()
+    assert calendars(run_cli) == []
+
+
+def test_an_address_that_does_not_answer_says_so(  # type: ignore[no-untyped-def]
+        qtbot, app_context, bridge, nothing_local, secret_service) -> None:
+    w = last_page(qtbot, app_context, bridge)
+    problem = add_calendar(qtbot, w, "Gone", f"http://127.0.0.1:{closed_port()}/cal.ics")
+    assert "cannot reach 127.0.0.1" in problem and "will be tried again" in problem, problem
+
+
+def test_without_the_calendar_pack_the_page_says_so(  # type: ignore[no-untyped-def]
+        qtbot, app_context, bridge, nothing_local) -> None:
+    app_context.settings.set("plugins.blocked", ["calendar"])
+    w = last_page(qtbot, app_context, bridge)
+    problem = add_calendar(qtbot, w, "Home", "/tmp/x.ics")
+    assert problem.startswith("The calendar pack is not loaded")
+
+
+def test_the_calendar_step_can_be_skipped_and_open_chat_opens_the_personas_chat(  # type: ignore[no-untyped-def]
+        qtbot, app_context, bridge, nothing_local) -> None:
+    w = last_page(qtbot, app_context, bridge)
+    assert w.chat_button.isVisible() and w.checklist_button.isVisible() and w.chat_button.isDefault()
+    with qtbot.waitSignal(w.chat_requested, timeout=WAIT) as sig, qtbot.waitSignal(w.finished, timeout=WAIT):
+        w.chat_button.click()
+    assert sig.args == ["Juniper"] and not w.isVisible()
+
+
+def test_write_a_checklist_opens_heartbeat_md_and_never_writes_it(  # type: ignore[no-untyped-def]
+        qtbot, app_context, bridge, nothing_local) -> None:
+    opened: list[str] = []
+    w = last_page(qtbot, app_context, bridge, opened)
+    folder = app_context.paths.personas_dir / "Juniper"
+    before = (folder / "HEARTBEAT.md").read_bytes()
+    with qtbot.waitSignal(w.checklist_opened, timeout=WAIT) as sig:
+        w.checklist_button.click()
+    assert sig.args == [str(folder / "HEARTBEAT.md")] and opened == [str(folder / "HEARTBEAT.md")]
+    assert (folder / "HEARTBEAT.md").read_bytes() == before
+    # no HEARTBEAT.md (a folder the person brought): the folder opens, nothing is created
+    (folder / "HEARTBEAT.md").unlink()
+    with qtbot.waitSignal(w.checklist_opened, timeout=WAIT) as sig:
+        w.checklist_button.click()
+    assert sig.args == [str(folder)] and not (folder / "HEARTBEAT.md").exists()
+
+
+def test_the_model_only_setup_has_no_persona_steps(qtbot, app_context, bridge, nothing_local) -> None:  # type: ignore[no-untyped-def]
+    w = welcome(qtbot, app_context, bridge, start_at="model")
+    w.skip_button.click()
+    assert not w.chat_button.isVisible() and not w.checklist_button.isVisible() and w.finish_button.isDefault()
+
+
+def test_open_chat_on_the_tray_opens_the_chat_window(qtbot, app_context, nothing_local) -> None:  # type: ignore[no-untyped-def]
+    from hearthside.ui.app import Shell
+    from hearthside.ui.windows.chat import ChatWindow
+
+    shell = Shell(app_context, opener=lambda _p: True)
+    shell.exit = lambda: None
+    w = shell.show_welcome()
+    qtbot.addWidget(w)
+    w.name_edit.setText("Juniper")
+    with qtbot.waitSignal(w.persona_created, timeout=WAIT):
+        w.persona_button.click()
+    w.skip_button.click()
+    w.chat_button.click()
+    chat = shell.windows.get(("chat", "Juniper"))
+    assert isinstance(chat, ChatWindow) and chat.isVisible()

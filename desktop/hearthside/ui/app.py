@@ -306,6 +306,7 @@ class Shell(QObject):
         if w is None:
             welcome = WelcomeWindow(self.app, self.bridge)
             welcome.finished.connect(lambda *_: self.refresh())
+            welcome.chat_requested.connect(self.show_chat)  # the last page's Open chat
             self.windows["welcome"] = w = welcome
         return self._raise(w)
 

@@ -1,6 +1,7 @@
 """*Settings…*: the model (endpoint, name, API key into the keyring, Test); each persona's
 check-ins (interval, active hours with a timezone, pause); strict mode; notifications and quiet
-hours; where the soul file is; safe mode explained, with a restart.
+hours; the web-search provider and its key (ui/windows/searchbox.py); where the soul file is;
+safe mode explained, with a restart.
 
 The form refuses what cannot be saved with the reason next to it (an unknown timezone, an end
 before a start, a non-number) and saves nothing then. Saving writes only what was changed in
@@ -46,6 +47,7 @@ from .managekit import (
     restart_app,
     row,
 )
+from .searchbox import SearchProviderBox
 
 LOCAL = "Local time (this computer)"
 _ZONES: list[str] | None = None
@@ -167,6 +169,10 @@ class SettingsWindow(ManageWindow):
         f.addRow("Quiet hours:", row(self.quiet_start, PlainLabel("to"), self.quiet_end, self.quiet_overnight))
         lay.addWidget(box)
 
+        # web search: its own section (ui/windows/searchbox.py), saved on its own button
+        self.search_box = SearchProviderBox(app, self.call_bg)
+        lay.addWidget(self.search_box)
+
         # soul file
         box = named(QGroupBox("Your soul file"), "Soul file")
         v = QVBoxLayout(box)
@@ -224,6 +230,7 @@ class SettingsWindow(ManageWindow):
             }
 
         self.call_bg(work, self._show, lambda exc: self.message.say(str(exc), "error"))
+        self.search_box.reload()
 
     def _show(self, values: dict[str, Any]) -> None:
         self.values = values

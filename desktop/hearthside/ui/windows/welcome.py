@@ -1,14 +1,18 @@
-"""First run: create a persona (or add a folder you have), then connect a model — or skip.
+"""First run: create a persona (or add a folder you have), connect a model — or skip —, then
+optionally add a calendar, and go on to the chat or to writing the persona's checklist.
 
 Every step calls the app: ``PersonaService.create`` / ``add_folder`` for the persona (create-only;
 the answers go into the new files only), :mod:`hearthside.app.model_discovery` to find a local
-Ollama or LM Studio, test an endpoint and store the choice (settings + keyring). The window only
+Ollama or LM Studio, test an endpoint and store the choice (settings + keyring),
+:func:`hearthside.app.packsetup.add_calendar` to hand a calendar to the calendar pack's own
+settings form (the pack keeps it; the window never imports it). The window only
 collects answers and shows results; each background step reports back through the bridge.
 """
 
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
@@ -28,11 +32,12 @@ from PySide6.QtWidgets import (
 )
 
 from ...app import model_discovery as md
+from ...app import packsetup
 from ...app.context import AppContext
 from ...core.errors import sentence_of
 from ..bridge import Bridge
 from ..safetext import PlainLabel, RichLabel, rich
-from .common import close_on_escape
+from .common import UrlOpener, close_on_escape, desktop_open, open_path
 
 OTHER = "Other (any OpenAI-compatible endpoint)"
 
@@ -61,17 +66,23 @@ def chain(*widgets: QWidget) -> None:
 
 
 class WelcomeWindow(QWidget):
-    """Two steps: a persona, then a model. ``finished`` fires when the person is done or skips."""
+    """Two steps, a persona then a model, and a last page (a calendar, Open chat, Write a checklist…).
+    ``finished`` fires when the person is done or skips."""
 
     finished = Signal()
     persona_created = Signal(str)  # the new persona's name
     found_local = Signal(list)  # the local servers found, md.FoundServer each (scripts/window_screenshots.py)
     tested = Signal(md.CheckResult)
     model_saved = Signal(str)
+    calendar_added = Signal(str)  # "" when added, else the sentence shown
+    checklist_opened = Signal(str)  # the path handed to the desktop (HEARTBEAT.md or the folder)
+    chat_requested = Signal(str)  # Open chat: the persona's name (the shell opens its chat)
 
-    def __init__(self, app: AppContext, bridge: Bridge, start_at: str = "persona") -> None:
+    def __init__(self, app: AppContext, bridge: Bridge, start_at: str = "persona",
+                 opener: UrlOpener = desktop_open) -> None:
         super().__init__()
         self.app = app
+        self.opener = opener
         self.bridge = bridge
         self.persona_name = ""
         self.local: list[md.FoundServer] = []
@@ -373,6 +384,7 @@ class WelcomeWindow(QWidget):
         self.test_result.setText(sentence)
         self.done_text.setText(self._summary(sentence))
         self.model_saved.emit(sentence)
+        self._show_next_steps()
         self.pages.setCurrentIndex(2)
 
     def _save_failed(self, exc: BaseException) -> None:
@@ -382,25 +394,143 @@ class WelcomeWindow(QWidget):
     def skip_model(self) -> None:
         self.done_text.setText(self._summary("No model yet: personas cannot chat or check in until you "
                                              "connect one (Chat… offers it again)."))
+        self._show_next_steps()
         self.pages.setCurrentIndex(2)
 
-    # --- step 3: done --------------------------------------------------------------------
+    # --- step 3: done, with a calendar and the next steps ------------------------------------
     def _done_page(self) -> QWidget:
         page = QWidget()
         lay = QVBoxLayout(page)
         lay.addWidget(_rich_label(rich("<h2>All set</h2>")))
         self.done_text = _label()
         lay.addWidget(self.done_text)
+        lay.addWidget(self._calendar_box())
+        self.checklist_text = _label("A check-in follows your persona's checklist, HEARTBEAT.md: a few lines "
+                                     "you write, such as \"Remind me 15 minutes before my next meeting\". "
+                                     "Hearthside never writes it for you.")
+        lay.addWidget(self.checklist_text)
+        self.done_error = _label()
+        self.done_error.setStyleSheet("color:#a00")
+        self.done_error.setAccessibleName("Problem opening the checklist")
+        lay.addWidget(self.done_error)
         lay.addStretch(1)
         row = QHBoxLayout()
+        self.checklist_button = QPushButton("Write a checklist…")
+        self.checklist_button.setAccessibleName("Write a checklist")
+        self.checklist_button.setToolTip("Open the persona's HEARTBEAT.md in your editor.")
+        self.checklist_button.clicked.connect(self.write_checklist)
+        row.addWidget(self.checklist_button)
         row.addStretch(1)
         self.finish_button = QPushButton("Finish")
         self.finish_button.setAccessibleName("Finish")
-        self.finish_button.setDefault(True)
         self.finish_button.clicked.connect(self.finish)
         row.addWidget(self.finish_button)
+        self.chat_button = QPushButton("Open chat")
+        self.chat_button.setAccessibleName("Open chat")
+        self.chat_button.setDefault(True)
+        self.chat_button.clicked.connect(self.open_chat)
+        row.addWidget(self.chat_button)
         lay.addLayout(row)
         return page
+
+    def _calendar_box(self) -> QWidget:
+        """*Add your calendar*: a file or an ICS address, handed to the calendar pack's own form
+        (the one on its Plugins page) on a worker thread. Optional: Finish works without it."""
+        box = QFrame()
+        box.setFrameShape(QFrame.Shape.StyledPanel)
+        lay = QVBoxLayout(box)
+        lay.addWidget(_rich_label(rich("<b>Add your calendar</b> (you can skip this)")))
+        lay.addWidget(_label("Your personas can then read it — never change it — and tell you what is next. "
+                             "An .ics file, or the address of a calendar subscription (https:// or webcal://)."))
+        form = QFormLayout()
+        self.calendar_name = QLineEdit("My calendar")
+        self.calendar_name.setAccessibleName("Calendar name")
+        self.calendar_source = QLineEdit()
+        self.calendar_source.setPlaceholderText("~/calendar.ics or https://…/basic.ics")
+        self.calendar_source.setAccessibleName("Calendar file or address")
+        self.calendar_source.returnPressed.connect(self.add_calendar)
+        pick = QPushButton("Choose…")
+        pick.setAccessibleName("Choose calendar file")
+        pick.clicked.connect(self._pick_calendar)
+        src = QHBoxLayout()
+        src.addWidget(self.calendar_source, 1)
+        src.addWidget(pick)
+        form.addRow("Name:", self.calendar_name)
+        form.addRow("File or address:", src)
+        lay.addLayout(form)
+        row = QHBoxLayout()
+        self.calendar_button = QPushButton("Add calendar")
+        self.calendar_button.setAccessibleName("Add calendar")
+        self.calendar_button.clicked.connect(self.add_calendar)
+        row.addWidget(self.calendar_button)
+        self.calendar_result = _label()
+        self.calendar_result.setAccessibleName("Calendar result")
+        row.addWidget(self.calendar_result, 1)
+        lay.addLayout(row)
+        return box
+
+    def _pick_calendar(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Choose your calendar file", "",
+                                              "Calendars (*.ics *.ical *.ifb);;All files (*)")
+        if path:
+            self.calendar_source.setText(path)
+
+    def add_calendar(self) -> None:
+        name, source = self.calendar_name.text().strip(), self.calendar_source.text().strip()
+        plugins = self.app.plugins
+        self.calendar_button.setEnabled(False)
+        self.calendar_result.setStyleSheet("")
+        self.calendar_result.setText("Adding…")
+        self.bridge.call(lambda: (name, packsetup.add_calendar(plugins, name, source)),
+                         self._calendar_done, self._calendar_failed)
+
+    def _calendar_done(self, result: tuple[str, str]) -> None:
+        name, problem = result
+        self.calendar_button.setEnabled(True)
+        if problem:
+            self.calendar_result.setStyleSheet("color:#a00")
+            self.calendar_result.setText(problem)
+        else:
+            self.calendar_source.clear()  # a subscription address is a key to the calendar: the pack keeps it
+            self.calendar_result.setStyleSheet("color:#070")
+            self.calendar_result.setText(f"✓ Added {name}. Your personas can read it now.")
+        self.calendar_added.emit(problem)
+
+    def _calendar_failed(self, exc: BaseException) -> None:
+        self._calendar_done(("", sentence_of(exc)))
+
+    def _show_next_steps(self) -> None:
+        """*Open chat* and *Write a checklist…* need a persona (the model-only setup has none)."""
+        has = bool(self.persona_name)
+        for w in (self.chat_button, self.checklist_button, self.checklist_text):
+            w.setVisible(has)
+        self.finish_button.setDefault(not has)
+        self.chat_button.setDefault(has)
+        self.done_error.setText("")
+
+    def write_checklist(self) -> None:
+        """Open HEARTBEAT.md in the user's editor (the desktop's handler for the file); when it
+        does not exist, the persona's folder, to create it there. Hearthside never writes it."""
+        name, personas = self.persona_name, self.app.personas
+
+        def work() -> tuple[Path, str]:
+            folder = personas.get(name).path
+            target = folder / "HEARTBEAT.md"
+            return (target, "checklist") if target.is_file() else (folder, "persona's folder")
+
+        self.bridge.call(work, self._open_checklist, lambda exc: self.done_error.setText(sentence_of(exc)))
+
+    def _open_checklist(self, found: tuple[Path, str]) -> None:
+        path, what = found
+        dialog = open_path(self, str(path), f"the {what}", self.opener)
+        self.done_error.setText("" if dialog is None else f"Could not open {path}; open it in your editor.")
+        self.checklist_opened.emit(str(path))
+
+    def open_chat(self) -> None:
+        name = self.persona_name
+        self.finish()
+        if name:
+            self.chat_requested.emit(name)
 
     def _summary(self, model_line: str) -> str:
         who = f"Your persona {self.persona_name} is ready. " if self.persona_name else ""
@@ -415,9 +545,12 @@ class WelcomeWindow(QWidget):
     def reset(self) -> None:
         """Back to the first step with empty answers, for the next time the window is shown
         (the tray keeps one welcome window for *New persona…*)."""
-        for edit in (self.name_edit, self.call_me_edit, self.character_edit, self.folder_edit, self.key_edit):
+        for edit in (self.name_edit, self.call_me_edit, self.character_edit, self.folder_edit, self.key_edit,
+                     self.calendar_source):
             edit.clear()
-        self.persona_error.setText("")
+        self.calendar_name.setText("My calendar")
+        for lab in (self.persona_error, self.calendar_result, self.done_error):
+            lab.setText("")
         self.test_result.setText("")
         self.persona_name = ""
         self.create_radio.setChecked(True)
