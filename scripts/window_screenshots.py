@@ -154,35 +154,34 @@ def main(which: str, out: str) -> int:
 
         box.done.connect(chosen)
     elif which == "pack-settings":
-        # A real pack with a settings form (tests/cmdpacks.py), built and pip-installed here.
-        import cmdpacks
-        import hearthside.plugin as api
+        # The real calendar pack's page: two calendars added through its own form (a file each),
+        # a third being typed in.
+        from hearthside_calendar.form import calendars_form
         from hearthside.ui.windows.plugins import PluginsWindow
         from PySide6.QtCore import Qt
+        from PySide6.QtWidgets import QLineEdit
 
-        cmdpacks.install_cmd_packs(home / ".local/share", "hs-agenda")
-        api.pack_config("agenda").update(lambda d: d.update(calendars={
-            "family": "https://calendar.example.org/family.ics",
-            "work": "https://mail.example.com/owa/calendar/work/calendar.ics"}))
+        form = calendars_form()
+        for name in ("Family", "Work"):
+            ics = home / f"{name.lower()}.ics"
+            ics.write_text("BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//shot//EN\r\nEND:VCALENDAR\r\n")
+            problem = form.submit({"name": name, "source": str(ics), "user": "", "password": ""})
+            assert not problem, problem
         w = PluginsWindow(app, bridge)
-        w.resize(760, 900)
+        w.resize(760, 820)
 
         def pick() -> None:
-            hits = w.tree.findItems("agenda", Qt.MatchFlag.MatchExactly)
+            hits = w.tree.findItems("calendar", Qt.MatchFlag.MatchExactly)
             if hits:
                 w.tree.setCurrentItem(hits[0])
-                QTimer.singleShot(300, lambda: w.pack_settings.forms and _fill(w.pack_settings.forms[0]))
+                QTimer.singleShot(600, fill)
 
-        def _fill(form: object) -> None:
-            for name, text in (("Calendars Name", "school"),
-                               ("Calendars Address", "https://school.example.net/term.ics"),
-                               ("Calendars Password", "not-a-real-password")):
+        def fill() -> None:
+            for label, text in (("Name", "School"), ("File or address", "webcal://school.example.net/term.ics")):
                 for edit in w.findChildren(QLineEdit):
-                    if edit.accessibleName() == name:
+                    if edit.accessibleName().endswith(label):
                         edit.setText(text)
             shoot(1200)
-
-        from PySide6.QtWidgets import QLineEdit
 
         w.loaded.connect(pick)
     else:

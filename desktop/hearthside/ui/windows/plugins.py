@@ -111,8 +111,9 @@ class PluginsWindow(ManageWindow):
         dl.addWidget(self.pack_settings)
         dl.addStretch(1)
         split.addWidget(scrolled(detail))
-        split.setSizes([260, 200])
-        split.setStretchFactor(0, 3)
+        # The list is short (a row per pack); the details hold a pack's settings forms.
+        split.setSizes([190, 330])
+        split.setStretchFactor(0, 1)
         split.setStretchFactor(1, 2)
         layout.addWidget(split, 1)
 
