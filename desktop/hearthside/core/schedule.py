@@ -216,8 +216,8 @@ def next_interval_slot(s: Schedule, anchor: datetime | None, now: datetime) -> d
     if s.interval is None:
         return None
     if anchor is None:
-        return first_active(s, now)
-    return first_active(s, anchor + s.interval)
+        return first_active(s, now.astimezone(UTC))
+    return first_active(s, anchor.astimezone(UTC) + s.interval)  # in UTC: a real duration, not wall time
 
 
 def set_times_between(s: Schedule, after: datetime, until: datetime) -> list[datetime]:
@@ -249,9 +249,15 @@ def next_set_time(s: Schedule, after: datetime) -> datetime | None:
 def next_due(s: Schedule, state: ScheduleState, now: datetime) -> datetime | None:
     """When the next slot falls due (may be at or before ``now`` when one is overdue): what the
     menu shows as "Next check-in" and what the scheduler sleeps towards."""
+    now, state = now.astimezone(UTC), _in_utc(state)
     after = state.settled if state.settled is not None else now
     candidates = [t for t in (next_interval_slot(s, state.anchor, now), next_set_time(s, after)) if t is not None]
     return min(candidates) if candidates else None
+
+
+def _in_utc(state: ScheduleState) -> ScheduleState:
+    return ScheduleState(state.anchor.astimezone(UTC) if state.anchor else None,
+                         state.settled.astimezone(UTC) if state.settled else None)
 
 
 def _interval_due(s: Schedule, anchor: datetime | None, now: datetime) -> tuple[list[datetime], int]:
@@ -290,6 +296,8 @@ def decide(s: Schedule, state: ScheduleState, now: datetime, *, started: datetim
     slot when ``now`` is inside the active hours, a set time no more than ``catch_up`` late.
     The returned state is to be saved before the run starts, so a restart never runs it again.
     """
+    now = now.astimezone(UTC)  # every sum below is a real duration (aware + timedelta is wall time)
+    state = _in_utc(state)
     settled = state.settled if state.settled is not None else now
     interval, dropped = _interval_due(s, state.anchor, now)
     at = set_times_between(s, settled, now)
