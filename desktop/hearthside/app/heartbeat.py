@@ -483,6 +483,8 @@ class HeartbeatService:
                 continue
             if nxt is not None:
                 wait = min(wait, max((nxt - now).total_seconds(), 0.0) + 0.05)
+        log.debug("check-in schedule checked at %s for %d persona(s); next look in %.1f s",
+                  now.isoformat(), len(self._scheduled), wait)
         return wait
 
     async def _wake_loop(self) -> None:
