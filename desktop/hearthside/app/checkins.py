@@ -72,7 +72,7 @@ class ScheduleStore:
         self._mutex = threading.Lock()
         self._cache: dict[str, PersonaSchedule] = {}
         self._seen: tuple[int, int, int] | None = None
-        self._warned = ""
+        self._warned: set[str] = set()
 
     def _lock(self) -> AbstractContextManager[None]:
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -85,11 +85,13 @@ class ScheduleStore:
             return None
         return st.st_mtime_ns, st.st_size, st.st_ino
 
-    def _read(self) -> dict[str, PersonaSchedule]:
+    def _read(self) -> dict[str, PersonaSchedule] | None:
+        """The saved entries; None (said once) when the file is unusable, {} when there is none."""
         text, why = read_text_bounded(self.path, MAX_STATE_BYTES)
         if text is None:
             if why:
                 self._warn(why)
+                return None
             return {}
         try:
             doc = loads_json(text)
@@ -97,7 +99,7 @@ class ScheduleStore:
                 raise ValueError("it is not a Hearthside schedule")
         except ValueError as exc:
             self._warn(f"{self.path} is damaged ({exc})")
-            return {}
+            return None
         out: dict[str, PersonaSchedule] = {}
         for name, d in doc["personas"].items():
             if isinstance(name, str) and isinstance(d, dict):
@@ -105,18 +107,18 @@ class ScheduleStore:
                                             _when(d.get("last_ran")), str(d.get("last_status") or ""))
         return out
 
-    def _warn(self, why: str) -> None:
-        if why != self._warned:  # once per problem, not at every 30-second wake
-            self._warned = why
-            log.warning("the check-in schedule was not read: %s; every persona counts as never checked in "
-                        "and the file will be replaced at the next check-in", why)
+    def _warn(self, why: str, message: str = "") -> None:
+        if why not in self._warned:  # once per problem, not at every 30-second wake
+            self._warned.add(why)
+            log.warning("%s", message or f"the check-in schedule was not read: {why}; every persona counts as never "
+                                          "checked in and the file will be replaced at the next check-in")
 
     def all(self) -> dict[str, PersonaSchedule]:
         """Every persona's saved schedule (re-read only when the file changed)."""
         with self._mutex:
             sig = self._signature()
             if sig != self._seen or sig is None:
-                self._cache = self._read() if sig is not None else {}
+                self._cache = (self._read() or {}) if sig is not None else {}
                 self._seen = sig
             return dict(self._cache)
 
@@ -126,14 +128,25 @@ class ScheduleStore:
     def update(self, persona: str, **changes: Any) -> PersonaSchedule:
         """Change some fields of one persona's entry and save atomically (the rest is kept)."""
         with self._mutex, self._lock():
-            data = self._read()
+            read = self._read()
+            data = dict(self._cache) if read is None else read  # an unusable file: what this process knows
             merged = PersonaSchedule(**{**asdict(data.get(persona, PersonaSchedule())), **changes})
             data[persona] = merged
             doc = {"version": 1, "personas": {
                 name: {"anchor": _stamp(p.anchor), "settled": _stamp(p.settled), "last_ran": _stamp(p.last_ran),
                        "last_status": p.last_status} for name, p in sorted(data.items())}}
-            write_atomic(self.path, json.dumps(doc, indent=1) + "\n")
-            self._cache, self._seen, self._warned = data, self._signature(), ""
+            try:
+                write_atomic(self.path, json.dumps(doc, indent=1) + "\n")
+            except OSError as exc:
+                # Keep going on what is known in memory (no slot runs twice in this process);
+                # only a restart would not know about it. Said once, like a damaged file.
+                self._cache, self._seen = data, self._signature()
+                why = f"{self.path} could not be written ({exc.strerror or exc})"
+                self._warn(why, f"the check-in schedule was not saved: {why}; check-ins go on, but after a "
+                                "restart Hearthside will not know when they last ran")
+                return merged
+            self._cache, self._seen = data, self._signature()
+            self._warned.clear()
             return merged
 
 

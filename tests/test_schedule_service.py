@@ -1,0 +1,159 @@
+"""The check-in scheduler with real services: saved state, the ledger, settings mistakes.
+
+Each test hands the scheduler the wall-clock instant it decides at (``check(persona, now)``);
+what happens with the real clock (sleep, jumps, restarts) is tests/test_schedule_realtime.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fakemodel import FakeModel
+from hearthside.app.checkins import CheckinLedger, ScheduleStore
+from hearthside.app.heartbeat import HeartbeatService, ScheduleError
+from personas import make_persona, use_model
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.shown: list[tuple[str, str]] = []
+
+    def notify(self, title: str, body: str) -> bool:
+        self.shown.append((title, body))
+        return True
+
+
+def utc(*args: int) -> datetime:
+    return datetime(*args, tzinfo=UTC)  # type: ignore[misc]
+
+
+def service(app: Any, notifier: Any = None) -> HeartbeatService:
+    return HeartbeatService(app, notifier=notifier or Recorder(), history=app.notifications)
+
+
+def check(svc: HeartbeatService, persona: str, now: datetime) -> datetime | None:
+    async def go() -> datetime | None:
+        nxt = svc.check(persona, now)
+        await svc.idle(persona, 60)
+        return nxt
+    return asyncio.run(asyncio.wait_for(go(), 90))
+
+
+def ledger(app: Any) -> list[dict[str, Any]]:
+    return [r.as_dict() for r in CheckinLedger(app.paths.checkins_file).entries()]
+
+
+def test_a_burst_of_missed_slots_becomes_one_run_and_one_notification(app_context, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    make_persona(app_context)
+    app_context.settings.set("personas", {"juniper": {"heartbeat_interval_minutes": 30}})
+    ScheduleStore(app_context.paths.schedule_file).update("juniper", anchor=utc(2026, 12, 1, 6, 0))
+    recorder = Recorder()
+    with FakeModel(default={"text": "Your 3pm sync starts soon."}) as fm:
+        use_model(monkeypatch, fm)
+        svc = service(app_context, recorder)
+        svc.clock = lambda: utc(2026, 12, 1, 14, 0, 20)
+        nxt = check(svc, "juniper", utc(2026, 12, 1, 14, 0, 20))  # asleep since 06:10
+        again = check(svc, "juniper", utc(2026, 12, 1, 14, 0, 50))  # the next wake
+        asked = len(fm.requests)
+    assert asked == 1 and recorder.shown == [("juniper", "Your 3pm sync starts soon.")]
+    assert nxt == again == utc(2026, 12, 1, 14, 30)
+    got = ledger(app_context)
+    assert [e["status"] for e in got] == ["missed"] * 15 + ["notified"]
+    assert {e["reason"] for e in got[:-1]} == {"asleep"} and got[-1]["due"] == utc(2026, 12, 1, 14, 0).isoformat()
+    saved = ScheduleStore(app_context.paths.schedule_file).get("juniper")
+    assert saved.anchor == utc(2026, 12, 1, 14, 0) and saved.last_status == "notified"
+
+
+def test_a_set_time_runs_outside_the_active_hours_an_interval_slot_does_not(app_context, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    make_persona(app_context)
+    app_context.settings.set("personas", {"juniper": {
+        "heartbeat_interval_minutes": 0, "heartbeat_at": ["07:00"], "active_start": "09:00", "active_end": "17:00",
+        "timezone": "Europe/Berlin"}})
+    ScheduleStore(app_context.paths.schedule_file).update("juniper", settled=utc(2026, 12, 1, 5, 0))
+    with FakeModel() as fm:
+        use_model(monkeypatch, fm)
+        svc = service(app_context)
+        nxt = check(svc, "juniper", utc(2026, 12, 1, 6, 0, 30))  # 07:00:30 in Berlin
+        asked = len(fm.requests)
+    assert asked == 1 and [e["status"] for e in ledger(app_context)] == ["silent"]
+    assert nxt == utc(2026, 12, 2, 6, 0)
+
+
+def test_check_in_settings_mistakes_are_named_once_and_the_rest_still_applies(app_context, caplog) -> None:  # type: ignore[no-untyped-def]
+    app_context.settings.set("personas", {"juniper": {
+        "heartbeat_at": ["25:00", "08:00", "8am", "08:00"], "heartbeat_days": ["mon", "funday"],
+        "heartbeat_catch_up_minutes": -5}})
+    svc = service(app_context)
+    with caplog.at_level(logging.WARNING, "hearthside.app.heartbeat"):
+        cfg = svc.settings_for("juniper")
+        svc.settings_for("juniper")  # the next wake says nothing new
+    said = [r.getMessage() for r in caplog.records]
+    assert cfg.at == (480,) and cfg.days == frozenset({0}) and cfg.catch_up_minutes == 120
+    assert len(said) == 3, said
+    at, catch_up, days = sorted(said)
+    assert at.startswith("personas.juniper.heartbeat_at in settings.toml: '25:00' is not a time of day")
+    assert "'8am' is not a time of day" in at and "'08:00' is listed twice" in at
+    assert "'funday' is not a day" in days and "the other days still apply" in days
+    assert "-5 is not a number of minutes of 0 or more; using 120" in catch_up
+
+
+def test_the_settings_window_path_refuses_bad_set_times_and_saves_nothing(app_context) -> None:  # type: ignore[no-untyped-def]
+    svc = service(app_context)
+    with pytest.raises(ScheduleError) as err:
+        svc.update_schedule("juniper", {"heartbeat_at": ["13:30", "25:00"]})
+    assert set(err.value.errors) == {"heartbeat_at"} and "'25:00' is not a time of day" in str(err.value)
+    app_context.settings.reload()
+    assert "heartbeat_at" not in (app_context.settings.get("personas", {}) or {}).get("juniper", {})
+    svc.update_schedule("juniper", {"heartbeat_at": ["13:30"], "heartbeat_days": ["sat", "sun"],
+                                    "heartbeat_catch_up_minutes": 30})
+    app_context.settings.reload()
+    cfg = svc.settings_for("juniper")
+    assert (cfg.at, cfg.days, cfg.catch_up_minutes) == ((810,), frozenset({5, 6}), 30.0)
+
+
+def _corrupt(p: Path) -> None:
+    p.write_text('{"version": 1, "personas": {"juniper": ')
+
+
+def _fifo(p: Path) -> None:
+    os.mkfifo(p)
+
+
+def _huge(p: Path) -> None:
+    with open(p, "wb") as fh:
+        fh.truncate(50 * 1024 * 1024)
+
+
+def _directory(p: Path) -> None:
+    p.mkdir()
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("make", [_corrupt, _fifo, _huge, _directory], ids=["corrupt", "fifo", "50 MB", "directory"])
+def test_a_bad_schedule_file_is_named_once_and_check_ins_go_on(app_context, monkeypatch, caplog, make) -> None:  # type: ignore[no-untyped-def]
+    make_persona(app_context)
+    app_context.settings.set("personas", {"juniper": {"heartbeat_interval_minutes": 30}})
+    path = app_context.paths.schedule_file
+    path.parent.mkdir(parents=True, exist_ok=True)
+    make(path)
+    caplog.set_level(logging.WARNING, "hearthside.app.checkins")
+    with FakeModel() as fm:
+        use_model(monkeypatch, fm)
+        svc = service(app_context)
+        now = utc(2026, 12, 1, 14, 0)
+        first = check(svc, "juniper", now)  # never ran, as far as anyone can tell: runs once
+        second = check(svc, "juniper", now + timedelta(seconds=30))
+        asked = len(fm.requests)
+    assert asked == 1 and first == second == now + timedelta(minutes=30)
+    said = [r.getMessage() for r in caplog.records if str(path) in r.getMessage()]
+    assert said and len(said) <= 2, said  # said once (a file that cannot be replaced: read and write)
+    assert all("the check-in schedule was not" in m for m in said)
+    if make is not _directory:  # Hearthside's own file: replaced by a good one after saying so
+        assert json.loads(path.read_text())["personas"]["juniper"]["anchor"] == now.isoformat()
