@@ -95,10 +95,11 @@ class ScheduleStore:
             return {}
         try:
             doc = loads_json(text)
-            if not isinstance(doc, dict) or not isinstance(doc.get("personas"), dict):
-                raise ValueError("it is not a Hearthside schedule")
         except ValueError as exc:
             self._warn(f"{self.path} is damaged ({exc})")
+            return None
+        if not isinstance(doc, dict) or not isinstance(doc.get("personas"), dict):
+            self._warn(f"{self.path} is damaged (it is not a Hearthside schedule)")
             return None
         out: dict[str, PersonaSchedule] = {}
         for name, d in doc["personas"].items():
