@@ -157,3 +157,18 @@ def test_a_bad_schedule_file_is_named_once_and_check_ins_go_on(app_context, monk
     assert all("the check-in schedule was not" in m for m in said)
     if make is not _directory:  # Hearthside's own file: replaced by a good one after saying so
         assert json.loads(path.read_text())["personas"]["juniper"]["anchor"] == now.isoformat()
+
+
+def test_a_check_in_asked_for_counts_as_the_last_one(app_context, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    make_persona(app_context)
+    app_context.settings.set("personas", {"juniper": {"heartbeat_interval_minutes": 30}})
+    with FakeModel() as fm:
+        use_model(monkeypatch, fm)
+        svc = service(app_context)
+        svc.clock = lambda: utc(2026, 12, 1, 14, 10)
+        asyncio.run(svc.run("juniper"))  # "Check in now" at 14:10
+        nxt = check(svc, "juniper", utc(2026, 12, 1, 14, 20))  # a restart ten minutes later
+        asked = len(fm.requests)
+    assert asked == 1 and nxt == utc(2026, 12, 1, 14, 40)
+    [entry] = ledger(app_context)
+    assert entry["status"] == "silent" and entry["due"] is None and entry["ran"] == utc(2026, 12, 1, 14, 10).isoformat()

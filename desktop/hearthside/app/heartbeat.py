@@ -379,7 +379,12 @@ class HeartbeatService:
         check-in's "Last check-in:" and for the menu). Trouble writing them never fails the run."""
         try:
             if ran is not None:
-                self.state.update(out.persona, last_ran=ran, last_status=out.status)
+                changes: dict[str, Any] = {"last_ran": ran, "last_status": out.status}
+                anchor = self.state.get(out.persona).anchor
+                if slot is None and (anchor is None or ran > anchor):
+                    # a check-in asked for counts as the last one: the interval runs from it
+                    changes["anchor"] = ran
+                self.state.update(out.persona, **changes)
             self.ledger.append([SlotRecord.make(out.persona, out.status, out.reason, slot.due if slot else None,
                                                 ran, out.text)])
         except Exception as exc:  # noqa: BLE001 - a full disk must not stop check-ins
