@@ -165,10 +165,16 @@ def test_a_check_in_asked_for_counts_as_the_last_one(app_context, monkeypatch) -
     with FakeModel() as fm:
         use_model(monkeypatch, fm)
         svc = service(app_context)
+        assert svc.refresh() == ["juniper"]
+        svc.clock = lambda: utc(2026, 12, 1, 14, 0)
+        assert check(svc, "juniper", utc(2026, 12, 1, 14, 0)) == utc(2026, 12, 1, 14, 30)  # never ran: now
         svc.clock = lambda: utc(2026, 12, 1, 14, 10)
         asyncio.run(svc.run("juniper"))  # "Check in now" at 14:10
+        shown = svc.next_run("juniper")  # what the menu shows at once
         nxt = check(svc, "juniper", utc(2026, 12, 1, 14, 20))  # a restart ten minutes later
         asked = len(fm.requests)
-    assert asked == 1 and nxt == utc(2026, 12, 1, 14, 40)
-    [entry] = ledger(app_context)
-    assert entry["status"] == "silent" and entry["due"] is None and entry["ran"] == utc(2026, 12, 1, 14, 10).isoformat()
+    assert asked == 2 and nxt == shown == utc(2026, 12, 1, 14, 40)
+    scheduled, asked_for = ledger(app_context)
+    assert scheduled["due"] == utc(2026, 12, 1, 14, 0).isoformat()
+    assert asked_for["status"] == "silent" and asked_for["due"] is None
+    assert asked_for["ran"] == utc(2026, 12, 1, 14, 10).isoformat()

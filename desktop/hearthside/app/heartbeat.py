@@ -385,6 +385,8 @@ class HeartbeatService:
                     # a check-in asked for counts as the last one: the interval runs from it
                     changes["anchor"] = ran
                 self.state.update(out.persona, **changes)
+                if "anchor" in changes and out.persona in self._scheduled:
+                    self._recompute_next(out.persona)  # the menu's "Next check-in" moves with it
             self.ledger.append([SlotRecord.make(out.persona, out.status, out.reason, slot.due if slot else None,
                                                 ran, out.text)])
         except Exception as exc:  # noqa: BLE001 - a full disk must not stop check-ins
@@ -474,6 +476,15 @@ class HeartbeatService:
         else:
             self._next[persona] = nxt
         return nxt
+
+    def _recompute_next(self, persona: str) -> None:
+        saved = self.state.get(persona)
+        sched = self.schedule_of(self.settings_for(persona))
+        nxt = None if sched.empty else next_due(sched, ScheduleState(saved.anchor, saved.settled), self.clock())
+        if nxt is None:
+            self._next.pop(persona, None)
+        else:
+            self._next[persona] = nxt
 
     def check_all(self, now: datetime | None = None) -> float:
         """One wake: settle every scheduled persona; returns the seconds until the next wake."""
