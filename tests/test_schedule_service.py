@@ -178,3 +178,27 @@ def test_a_check_in_asked_for_counts_as_the_last_one(app_context, monkeypatch) -
     assert scheduled["due"] == utc(2026, 12, 1, 14, 0).isoformat()
     assert asked_for["status"] == "silent" and asked_for["due"] is None
     assert asked_for["ran"] == utc(2026, 12, 1, 14, 10).isoformat()
+
+
+def test_the_ledger_appends_trims_to_the_newest_and_survives_damage(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from hearthside.app.checkins import SlotRecord
+
+    path = tmp_path / "checkins.jsonl"
+    os.mkfifo(path)  # not a file Hearthside can use: replaced, not blocked on
+    book = CheckinLedger(path, max_entries=10)
+    book.append([SlotRecord.make("juniper", "missed", "asleep", due=utc(2026, 12, 1, 0, 0))])
+    assert path.is_file() and [e.status for e in book.entries()] == ["missed"]
+    with open(path, "a") as fh:
+        fh.write('{"persona": "juniper", "status": "exploded"}\n{not json\n')
+    monkey = pytest.MonkeyPatch()
+    monkey.setattr("hearthside.app.checkins.TRIM_AT_BYTES", 4000)
+    try:
+        for i in range(200):
+            book.append([SlotRecord.make("juniper", "silent", "acknowledged", due=utc(2026, 12, 1, 0, 0),
+                                         ran=utc(2026, 12, 1, 0, 0), text=f"run {i}")])
+    finally:
+        monkey.undo()
+    got = book.entries()
+    assert got[-1].text == "run 199" and 10 <= len(got) <= 4000 // 100
+    assert [int(e.text.split()[1]) for e in got] == sorted(int(e.text.split()[1]) for e in got)  # newest kept
+    assert path.stat().st_size <= 4000  # cut back to the newest 10 whenever it passed 4000 bytes

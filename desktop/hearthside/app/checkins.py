@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import stat
 import threading
 from collections.abc import Iterable
 from contextlib import AbstractContextManager
@@ -33,7 +34,9 @@ log = logging.getLogger(__name__)
 
 MAX_STATE_BYTES = 1024 * 1024
 MAX_LEDGER_BYTES = 8 * 1024 * 1024
-LEDGER_MAX_ENTRIES = 5000
+LEDGER_MAX_ENTRIES = 2000
+#: The ledger grows by appends up to this size, then is cut back to LEDGER_MAX_ENTRIES lines.
+TRIM_AT_BYTES = 1024 * 1024
 
 SlotStatus = Literal["silent", "notified", "failed", "skipped", "missed"]
 _STATUSES: frozenset[str] = frozenset(get_args(SlotStatus))
@@ -202,10 +205,30 @@ class CheckinLedger:
         return out
 
     def append(self, records: Iterable[SlotRecord]) -> None:
+        """Add lines at the end (a cheap append, not a rewrite, for the usual case); once the
+        file passes :data:`TRIM_AT_BYTES`, or is not a regular file, it is rewritten with the
+        newest ``max_entries``."""
         new = list(records)
         if not new:
             return
+        text = "".join(json.dumps(r.as_dict(), ensure_ascii=False) + "\n" for r in new)
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         with self._mutex, lock_for(str(self.path) + ".lock").held(5):
+            if self._append(text.encode("utf-8")):
+                return
             kept = (self.entries() + new)[-self.max_entries:]
             write_atomic(self.path, "".join(json.dumps(r.as_dict(), ensure_ascii=False) + "\n" for r in kept))
+
+    def _append(self, data: bytes) -> bool:
+        try:
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError:
+            return False  # missing, a link, a FIFO without reader...: the rewrite deals with it
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode) or st.st_size + len(data) > TRIM_AT_BYTES:
+                return False
+            os.write(fd, data)
+            return True
+        finally:
+            os.close(fd)
