@@ -39,7 +39,7 @@ def utc(*args: int) -> datetime:
 class Headless:
     """``hearthside --headless`` under libfaketime; ``jump()`` moves its wall clock."""
 
-    def __init__(self, clock_file: Path, start: datetime, env: dict[str, str]) -> None:
+    def __init__(self, clock_file: Path, start: datetime, env: dict[str, str], front: str = "headless") -> None:
         self.clock_file = clock_file
         self.jump(start)
         pythonpath = os.pathsep.join(p for p in (str(SHIM), os.environ.get("PYTHONPATH", "")) if p)
@@ -47,7 +47,8 @@ class Headless:
                         FAKETIME_NO_CACHE="1", FAKETIME_DONT_FAKE_MONOTONIC="1", TZ="UTC",
                         PYTHONPATH=pythonpath, HEARTHSIDE_LOG_LEVEL="DEBUG")
         self.env.pop("HEARTHSIDE_HEARTBEAT_MINUTE_SECONDS", None)
-        self.proc = subprocess.Popen([sys.executable, "-m", "hearthside", "--headless"], env=self.env,
+        args = ["--headless"] if front == "headless" else []  # else the tray (offscreen under the tests)
+        self.proc = subprocess.Popen([sys.executable, "-m", "hearthside", *args], env=self.env,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         self.lines: list[str] = []
         self._reader = threading.Thread(target=self._read, daemon=True)
@@ -86,8 +87,8 @@ class Headless:
 def headless(app_context, tmp_path) -> Iterator[Any]:  # type: ignore[no-untyped-def]
     started: list[Headless] = []
 
-    def start(at: datetime, fm: FakeModel) -> Headless:
-        h = Headless(tmp_path / "faketime.rc", at, {**fm.env(), "HEARTHSIDE_MODEL_API_KEY": "loopback"})
+    def start(at: datetime, fm: FakeModel, front: str = "headless") -> Headless:
+        h = Headless(tmp_path / "faketime.rc", at, {**fm.env(), "HEARTHSIDE_MODEL_API_KEY": "loopback"}, front)
         started.append(h)
         return h
 
@@ -176,12 +177,13 @@ def test_check_ins_follow_the_wall_clock_through_restart_sleep_and_jumps(app_con
     assert len(heartbeats(fm)) == 3
 
 
-def test_a_restart_soon_after_a_check_in_does_not_run_one(app_context, headless, run_cli) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("front", ["headless", "tray"])
+def test_a_restart_soon_after_a_check_in_does_not_run_one(app_context, headless, run_cli, front) -> None:  # type: ignore[no-untyped-def]
     make_persona(app_context)
     app_context.settings.set("personas", {"juniper": {"heartbeat_interval_minutes": 30}})
     save_state(app_context, "juniper", utc(2026, 12, 1, 13, 50))  # ten minutes ago
     with FakeModel(default={"text": "HEARTBEAT_OK"}) as fm:
-        h = headless(utc(2026, 12, 1, 14, 0, 0), fm)
+        h = headless(utc(2026, 12, 1, 14, 0, 0), fm, front)
         h.wait_for_wake_after(utc(2026, 12, 1, 14, 0, 0))
         h.wait_for_wake_after(utc(2026, 12, 1, 14, 0, 25))
         assert heartbeats(fm) == []

@@ -202,3 +202,43 @@ def test_the_ledger_appends_trims_to_the_newest_and_survives_damage(tmp_path) ->
     assert got[-1].text == "run 199" and 10 <= len(got) <= 4000 // 100
     assert [int(e.text.split()[1]) for e in got] == sorted(int(e.text.split()[1]) for e in got)  # newest kept
     assert path.stat().st_size <= 4000  # cut back to the newest 10 whenever it passed 4000 bytes
+
+
+class Quiet:
+    """A front end that only counts check-in outcomes."""
+
+    def __init__(self) -> None:
+        self.outcomes: list[Any] = []
+
+    def on_drift(self, event: Any) -> None: ...
+
+    def on_outcome(self, outcome: Any) -> None:
+        self.outcomes.append(outcome)
+
+    def on_mcp_status(self, status: Any) -> None: ...
+
+    def show(self, notice: Any) -> None: ...
+
+    def on_error(self, message: str) -> None: ...
+
+
+def test_the_menus_next_check_in_is_the_saved_schedules_after_a_restart(app_context, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """What the tray reads (PersonaRow.next_run) after a restart: ten minutes after a check-in
+    with a 30-minute interval, the next is 20 minutes away, not 30 from the launch."""
+    from hearthside.app.lifecycle import Lifecycle
+
+    make_persona(app_context)
+    app_context.settings.set("personas", {"juniper": {"heartbeat_interval_minutes": 30}})
+    last = datetime.now(UTC) - timedelta(minutes=10)
+    ScheduleStore(app_context.paths.schedule_file).update("juniper", anchor=last, settled=last, last_ran=last)
+    front = Quiet()
+    with FakeModel() as fm:
+        use_model(monkeypatch, fm)
+        life = Lifecycle(app_context, front)
+        try:
+            assert life.start() == []
+            [row] = life.snapshot()
+        finally:
+            life.stop()
+        asked = len(fm.requests)
+    assert row.next_run == last + timedelta(minutes=30) and asked == 0 and front.outcomes == []

@@ -563,6 +563,10 @@ class HeartbeatService:
             self._started = self.clock()
         self._poke = self._poke or asyncio.Event()
         names = self.refresh()
+        try:  # the first look now: the menu's "Next check-in" is right from the first refresh
+            self.check_all()
+        except Exception:  # the wake loop below tries again
+            log.exception("checking the heartbeat schedule failed")
         if self._waker is None or self._waker.done():
             self._waker = asyncio.get_running_loop().create_task(self._wake_loop())
         if self._supervisor is None or self._supervisor.done():
