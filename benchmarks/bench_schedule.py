@@ -119,6 +119,9 @@ def latency(personas: int, jumps: int, fm: Any, arrivals: list[tuple[float, str]
                 while len({p for _, p in arrivals}) < personas and time.monotonic() < deadline:
                     time.sleep(0.05)
                 got = sorted(t - jumped for t, _ in arrivals)
+                seen = len({p for _, p in arrivals})
+                if seen < personas:
+                    print(f"  a jump: only {seen} of {personas} personas checked in within 120 s", flush=True)
                 if got:
                     firsts.append(got[0])
                     alls.extend(got)
@@ -152,6 +155,9 @@ def main() -> None:
         return {"text": "HEARTBEAT_OK"}
 
     with FakeModel(default=answer) as fm:
+        # 20 check-ins start at once: the loopback server's default listen backlog (5) would
+        # refuse some connections, which is the fake's limit, not what is measured here
+        fm.server.socket.listen(128)
         model_env = {**fm.env(), "HEARTHSIDE_MODEL_API_KEY": "loopback"}
         on = idle_cost(args.personas, args.seconds, 30, model_env)
         off = idle_cost(args.personas, args.seconds, 0, model_env)
