@@ -229,3 +229,10 @@ def test_the_time_line_names_the_weekday_the_zone_and_the_last_check_in() -> Non
         "Current time: Tuesday 2026-12-01 08:05 (America/New_York)."
     yesterday = time_line(now, BERLIN, "Europe/Berlin", now - timedelta(hours=20))
     assert yesterday.endswith("Last check-in: Monday 2026-11-30 18:05, 20 hours ago.")
+
+
+def test_check_in_days_hold_interval_slots_too() -> None:
+    s = Schedule(BERLIN, interval=timedelta(hours=1), days=frozenset(range(5)), active=(9 * 60, 17 * 60))
+    friday = local(BERLIN, 2026, 12, 4, 16, 30)
+    assert next_due(s, ScheduleState(friday, friday), friday) == local(BERLIN, 2026, 12, 7, 9, 0)  # Monday
+    assert not is_active(s, local(BERLIN, 2026, 12, 5, 12, 0))  # Saturday noon

@@ -242,3 +242,15 @@ def test_the_menus_next_check_in_is_the_saved_schedules_after_a_restart(app_cont
             life.stop()
         asked = len(fm.requests)
     assert row.next_run == last + timedelta(minutes=30) and asked == 0 and front.outcomes == []
+
+
+def test_the_system_zone_is_looked_up_again_at_every_call(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from hearthside.app.clock import current_time_line, persona_zone, system_zone
+
+    monkeypatch.setenv("TZ", "America/New_York")
+    assert system_zone()[1] == "America/New_York"
+    assert current_time_line("", utc(2026, 12, 1, 14, 5)) == "Current time: Tuesday 2026-12-01 09:05 (America/New_York)."
+    monkeypatch.setenv("TZ", "Asia/Tokyo")  # a zone change while running counts at the next message
+    assert current_time_line("", utc(2026, 12, 1, 14, 5)) == "Current time: Tuesday 2026-12-01 23:05 (Asia/Tokyo)."
+    assert persona_zone("Europe/Berlin")[1] == "Europe/Berlin"  # the persona's own zone wins
+    assert persona_zone("Mars/Olympus")[1] == "Asia/Tokyo"  # an unknown one: the system's
