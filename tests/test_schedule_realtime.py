@@ -27,7 +27,8 @@ from personas import make_persona
 
 LIB = Path("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1")
 SHIM = Path(__file__).parent / "faketime_shim"
-pytestmark = pytest.mark.skipif(not LIB.exists(), reason="needs libfaketime (Debian faketime; scripts/ensure-system.sh test)")
+pytestmark = pytest.mark.skipif(not LIB.exists(),
+                                reason="needs libfaketime (Debian faketime; scripts/ensure-system.sh test)")
 
 HEARTBEAT = "Heartbeat. Read your HEARTBEAT.md"
 
@@ -125,7 +126,8 @@ def hhmm(stamp: str | None) -> str:
     return datetime.fromisoformat(stamp).astimezone(UTC).strftime("%H:%M")
 
 
-def test_check_ins_follow_the_wall_clock_through_restart_sleep_and_jumps(app_context, headless) -> None:  # type: ignore[no-untyped-def]
+def test_check_ins_follow_the_wall_clock_through_restart_sleep_and_jumps(  # type: ignore[no-untyped-def]
+        app_context, headless) -> None:
     """Overdue at start -> one run; +3 h -> one run, missed slots recorded; -1 h and back over
     a slot that ran -> nothing twice; a set time reached by a jump -> it runs."""
     make_persona(app_context)
@@ -178,7 +180,8 @@ def test_check_ins_follow_the_wall_clock_through_restart_sleep_and_jumps(app_con
 
 
 @pytest.mark.parametrize("front", ["headless", "tray"])
-def test_a_restart_soon_after_a_check_in_does_not_run_one(app_context, headless, run_cli, front) -> None:  # type: ignore[no-untyped-def]
+def test_a_restart_soon_after_a_check_in_does_not_run_one(  # type: ignore[no-untyped-def]
+        app_context, headless, run_cli, front) -> None:
     make_persona(app_context)
     app_context.settings.set("personas", {"juniper": {"heartbeat_interval_minutes": 30}})
     save_state(app_context, "juniper", utc(2026, 12, 1, 13, 50))  # ten minutes ago

@@ -50,7 +50,8 @@ def ledger(app: Any) -> list[dict[str, Any]]:
     return [r.as_dict() for r in CheckinLedger(app.paths.checkins_file).entries()]
 
 
-def test_a_burst_of_missed_slots_becomes_one_run_and_one_notification(app_context, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_a_burst_of_missed_slots_becomes_one_run_and_one_notification(  # type: ignore[no-untyped-def]
+        app_context, monkeypatch) -> None:
     make_persona(app_context)
     app_context.settings.set("personas", {"juniper": {"heartbeat_interval_minutes": 30}})
     ScheduleStore(app_context.paths.schedule_file).update("juniper", anchor=utc(2026, 12, 1, 6, 0))
@@ -71,7 +72,8 @@ def test_a_burst_of_missed_slots_becomes_one_run_and_one_notification(app_contex
     assert saved.anchor == utc(2026, 12, 1, 14, 0) and saved.last_status == "notified"
 
 
-def test_a_set_time_runs_outside_the_active_hours_an_interval_slot_does_not(app_context, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_a_set_time_runs_outside_the_active_hours_an_interval_slot_does_not(  # type: ignore[no-untyped-def]
+        app_context, monkeypatch) -> None:
     make_persona(app_context)
     app_context.settings.set("personas", {"juniper": {
         "heartbeat_interval_minutes": 0, "heartbeat_at": ["07:00"], "active_start": "09:00", "active_end": "17:00",
@@ -86,7 +88,8 @@ def test_a_set_time_runs_outside_the_active_hours_an_interval_slot_does_not(app_
     assert nxt == utc(2026, 12, 2, 6, 0)
 
 
-def test_check_in_settings_mistakes_are_named_once_and_the_rest_still_applies(app_context, caplog) -> None:  # type: ignore[no-untyped-def]
+def test_check_in_settings_mistakes_are_named_once_and_the_rest_still_applies(  # type: ignore[no-untyped-def]
+        app_context, caplog) -> None:
     app_context.settings.set("personas", {"juniper": {
         "heartbeat_at": ["25:00", "08:00", "8am", "08:00"], "heartbeat_days": ["mon", "funday"],
         "heartbeat_catch_up_minutes": -5}})
@@ -104,7 +107,8 @@ def test_check_in_settings_mistakes_are_named_once_and_the_rest_still_applies(ap
     assert "-5 is not a number of minutes of 0 or more; using 120" in catch_up
 
 
-def test_the_settings_window_path_refuses_bad_set_times_and_saves_nothing(app_context) -> None:  # type: ignore[no-untyped-def]
+def test_the_settings_window_path_refuses_bad_set_times_and_saves_nothing(  # type: ignore[no-untyped-def]
+        app_context) -> None:
     svc = service(app_context)
     with pytest.raises(ScheduleError) as err:
         svc.update_schedule("juniper", {"heartbeat_at": ["13:30", "25:00"]})
@@ -137,7 +141,8 @@ def _directory(p: Path) -> None:
 
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("make", [_corrupt, _fifo, _huge, _directory], ids=["corrupt", "fifo", "50 MB", "directory"])
-def test_a_bad_schedule_file_is_named_once_and_check_ins_go_on(app_context, monkeypatch, caplog, make) -> None:  # type: ignore[no-untyped-def]
+def test_a_bad_schedule_file_is_named_once_and_check_ins_go_on(  # type: ignore[no-untyped-def]
+        app_context, monkeypatch, caplog, make) -> None:
     make_persona(app_context)
     app_context.settings.set("personas", {"juniper": {"heartbeat_interval_minutes": 30}})
     path = app_context.paths.schedule_file
@@ -222,7 +227,8 @@ class Quiet:
     def on_error(self, message: str) -> None: ...
 
 
-def test_the_menus_next_check_in_is_the_saved_schedules_after_a_restart(app_context, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_the_menus_next_check_in_is_the_saved_schedules_after_a_restart(  # type: ignore[no-untyped-def]
+        app_context, monkeypatch) -> None:
     """What the tray reads (PersonaRow.next_run) after a restart: ten minutes after a check-in
     with a 30-minute interval, the next is 20 minutes away, not 30 from the launch."""
     from hearthside.app.lifecycle import Lifecycle
@@ -249,7 +255,8 @@ def test_the_system_zone_is_looked_up_again_at_every_call(monkeypatch) -> None: 
 
     monkeypatch.setenv("TZ", "America/New_York")
     assert system_zone()[1] == "America/New_York"
-    assert current_time_line("", utc(2026, 12, 1, 14, 5)) == "Current time: Tuesday 2026-12-01 09:05 (America/New_York)."
+    assert current_time_line("", utc(2026, 12, 1, 14, 5)) == \
+        "Current time: Tuesday 2026-12-01 09:05 (America/New_York)."
     monkeypatch.setenv("TZ", "Asia/Tokyo")  # a zone change while running counts at the next message
     assert current_time_line("", utc(2026, 12, 1, 14, 5)) == "Current time: Tuesday 2026-12-01 23:05 (Asia/Tokyo)."
     assert persona_zone("Europe/Berlin")[1] == "Europe/Berlin"  # the persona's own zone wins
