@@ -261,3 +261,28 @@ def test_the_system_zone_is_looked_up_again_at_every_call(monkeypatch) -> None: 
     assert current_time_line("", utc(2026, 12, 1, 14, 5)) == "Current time: Tuesday 2026-12-01 23:05 (Asia/Tokyo)."
     assert persona_zone("Europe/Berlin")[1] == "Europe/Berlin"  # the persona's own zone wins
     assert persona_zone("Mars/Olympus")[1] == "Asia/Tokyo"  # an unknown one: the system's
+
+
+def test_a_changed_interval_moves_the_next_check_in_at_once(  # type: ignore[no-untyped-def]
+        app_context, monkeypatch) -> None:
+    make_persona(app_context)
+    app_context.settings.set("personas", {"juniper": {"heartbeat_interval_minutes": 30}})
+    last = datetime.now(UTC) - timedelta(minutes=10)
+    ScheduleStore(app_context.paths.schedule_file).update("juniper", anchor=last, settled=last)
+    monkeypatch.delenv("HEARTHSIDE_HEARTBEAT_MINUTE_SECONDS", raising=False)
+    svc = service(app_context)
+
+    async def scenario() -> tuple[Any, Any]:
+        await svc.start()
+        before = svc.next_run("juniper")
+        # from another thread, as the Settings window does; the next wake would be 30 s away
+        await asyncio.to_thread(svc.update_schedule, "juniper", {"heartbeat_interval_minutes": 60})
+        async with asyncio.timeout(10):
+            while svc.next_run("juniper") == before:
+                await asyncio.sleep(0.02)
+        after = svc.next_run("juniper")
+        await svc.stop()
+        return before, after
+
+    before, after = asyncio.run(scenario())
+    assert before == last + timedelta(minutes=30) and after == last + timedelta(minutes=60)

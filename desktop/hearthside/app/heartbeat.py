@@ -167,6 +167,7 @@ class HeartbeatService:
         self._scheduled: set[str] = set()
         self._waker: asyncio.Task[Any] | None = None
         self._poke: asyncio.Event | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._started: datetime | None = None
         self._supervisor: asyncio.Task[Any] | None = None
         self._next: dict[str, datetime] = {}
@@ -218,6 +219,14 @@ class HeartbeatService:
             data.setdefault("personas", {}).setdefault(persona, {})["paused"] = bool(paused)
 
         self.app.settings.update(mutate)
+        self.wake_soon()
+
+    def wake_soon(self) -> None:
+        """Look at the schedule now rather than at the next wake (any thread): a changed setting
+        shows its real next check-in at once."""
+        loop, poke = self._loop, self._poke
+        if loop is not None and poke is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(poke.set)
 
     def update_schedule(self, persona: str, changes: dict[str, Any], overnight: bool | None = None) -> None:
         """Change some of a persona's check-in settings (``heartbeat_interval_minutes``,
@@ -247,6 +256,7 @@ class HeartbeatService:
                     section[key] = value
 
         self.app.settings.update(mutate)
+        self.wake_soon()
 
     # -- one run ---------------------------------------------------------------------------
     async def run(self, persona: str, *, scheduled: bool = False, slot: Slot | None = None) -> HeartbeatOutcome:
@@ -562,6 +572,7 @@ class HeartbeatService:
         if self._started is None:
             self._started = self.clock()
         self._poke = self._poke or asyncio.Event()
+        self._loop = asyncio.get_running_loop()
         names = self.refresh()
         try:  # the first look now: the menu's "Next check-in" is right from the first refresh
             self.check_all()
