@@ -513,34 +513,38 @@ class HeartbeatService:
                   now.isoformat(), len(self._scheduled), wait)
         return wait
 
-    async def _wake_loop(self) -> None:
+    async def _wake_loop(self, first_wait: float = 0.0) -> None:
         """Wake at least every :data:`WAKE_SECONDS` and compare the wall clock with what the
         monotonic clock expected: a jump (suspend, clock or zone change) is logged, and since
         every decision is made from the wall clock, what it made due is settled at this wake."""
-        last: tuple[datetime, float] | None = None
-        poke = self._poke
+        last = (self.clock(), time.monotonic())
+        wait = first_wait
         while True:
+            await self._nap(wait)
             now, mono = self.clock(), time.monotonic()
-            if last is not None:
-                moved = (now - last[0]).total_seconds() - (mono - last[1])
-                if abs(moved) >= 60:
-                    log.info("the wall clock moved %+.0f minutes while waiting (sleep, or a clock change); "
-                             "checking the schedule", moved / 60)
+            moved = (now - last[0]).total_seconds() - (mono - last[1])
+            if abs(moved) >= 60:
+                log.info("the wall clock moved %+.0f minutes while waiting (sleep, or a clock change); "
+                         "checking the schedule", moved / 60)
             last = (now, mono)
             try:
                 wait = self.check_all(now)
             except Exception:  # keep the schedule alive
                 log.exception("checking the heartbeat schedule failed")
                 wait = self.wake_seconds
-            if poke is None:
-                await asyncio.sleep(wait)
-                continue
-            try:
-                async with asyncio.timeout(wait):
-                    await poke.wait()
-            except TimeoutError:
-                pass
-            poke.clear()
+
+    async def _nap(self, seconds: float) -> None:
+        """Sleep ``seconds`` on the monotonic clock, or less when :meth:`wake_soon` is called."""
+        poke = self._poke
+        if poke is None:
+            await asyncio.sleep(seconds)
+            return
+        try:
+            async with asyncio.timeout(seconds):
+                await poke.wait()
+        except TimeoutError:
+            pass
+        poke.clear()
 
     def next_run(self, persona: str) -> datetime | None:
         """When the next scheduled check-in for ``persona`` is due (None when not scheduled)."""
@@ -574,12 +578,14 @@ class HeartbeatService:
         self._poke = self._poke or asyncio.Event()
         self._loop = asyncio.get_running_loop()
         names = self.refresh()
+        wait = 0.0
         try:  # the first look now: the menu's "Next check-in" is right from the first refresh
-            self.check_all()
-        except Exception:  # the wake loop below tries again
+            wait = self.check_all()
+            self._poke.clear()  # this look covers what refresh() asked for
+        except Exception:  # the wake loop below tries again at once
             log.exception("checking the heartbeat schedule failed")
         if self._waker is None or self._waker.done():
-            self._waker = asyncio.get_running_loop().create_task(self._wake_loop())
+            self._waker = asyncio.get_running_loop().create_task(self._wake_loop(wait))
         if self._supervisor is None or self._supervisor.done():
             self._supervisor = asyncio.get_running_loop().create_task(self._supervise(rescan_seconds))
         return names
