@@ -52,6 +52,7 @@ from ..core.schedule import Schedule, ScheduleState, Slot, decide, next_due, tim
 from .checkins import CheckinLedger, ScheduleStore, SlotRecord, SlotStatus
 from .clock import persona_zone
 from .notify import NotificationHistory, Notifier, default_notifier, notifications_allowed
+from .snooze import SnoozeStore, snoozed_reason
 
 if TYPE_CHECKING:
     from .paths import AppPaths
@@ -160,6 +161,7 @@ class HeartbeatService:
         self.wake_seconds = min(WAKE_SECONDS, self.seconds_per_minute / 2)
         self.state = ScheduleStore(app.paths.schedule_file)
         self.ledger = CheckinLedger(app.paths.checkins_file)
+        self.snoozes = SnoozeStore(app.paths.state_dir / "snooze.json")
         self._running: set[str] = set()
         self._pending: set[str] = set()
         self._pending_slot: dict[str, Slot] = {}
@@ -354,6 +356,12 @@ class HeartbeatService:
         if is_duplicate(text, persona, self.history.notified(), now):
             self.history.append(persona, text, "duplicate", now)
             return HeartbeatOutcome(persona, "silent", "same alert already notified within 24 hours", text)
+        until = self.snoozes.until(persona, now) if scheduled else None
+        if until is not None:
+            # *Snooze 1 hour* (a notification action): kept in the history and ledger, not shown.
+            # A check-in asked for is not held back: the user asked to see it.
+            self.history.append(persona, text, "snoozed", now)
+            return HeartbeatOutcome(persona, "notified", snoozed_reason(until), text)
         self.history.append(persona, text, "notified", now)
         if not notifications_allowed(self.app.settings, now):
             # Notifications off or quiet hours: the alert is kept in the history, not popped up.

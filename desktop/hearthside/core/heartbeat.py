@@ -199,6 +199,12 @@ def settings_problem(cfg: HeartbeatSettings) -> str:
     return ""
 
 
+#: The skip reasons of a persona with nothing to check (the tray teaches how to write one).
+NO_CHECKLIST = "no HEARTBEAT.md checklist"
+EMPTY_CHECKLIST = "HEARTBEAT.md checklist is empty"
+CHECKLIST_REASONS = frozenset({NO_CHECKLIST, EMPTY_CHECKLIST})
+
+
 def skip_reason(cfg: HeartbeatSettings, now: datetime, checklist: str | None, *, set_time: bool = False) -> str:
     """Why a scheduled run should not call the model now, or "" when it should. A ``set_time``
     slot (``heartbeat_at``) is the user's explicit choice: active hours do not hold it back."""
@@ -212,9 +218,9 @@ def skip_reason(cfg: HeartbeatSettings, now: datetime, checklist: str | None, *,
     if not set_time and not within_active_hours(now, cfg.active_start, cfg.active_end, cfg.timezone):
         return f"outside active hours {cfg.active_start or '00:00'}-{cfg.active_end or '24:00'}"
     if checklist is None:
-        return "no HEARTBEAT.md checklist"
+        return NO_CHECKLIST
     if checklist_effectively_empty(checklist):
-        return "HEARTBEAT.md checklist is empty"
+        return EMPTY_CHECKLIST
     return ""
 
 
@@ -345,9 +351,12 @@ def utcnow() -> datetime:
 
 __all__ = [
     "ACK_TOKENS",
+    "CHECKLIST_REASONS",
     "DEDUP_WINDOW",
     "DEFAULT_INTERVAL_MINUTES",
     "DEFAULT_PROMPT",
+    "EMPTY_CHECKLIST",
+    "NO_CHECKLIST",
     "SILENT_REMAINDER_MAX",
     "HeartbeatSettings",
     "ReplyVerdict",
