@@ -247,7 +247,8 @@ class HeartbeatService:
 
         def mutate(data: dict[str, Any]) -> None:
             section = data.setdefault("personas", {}).setdefault(persona, {})
-            merged = {**section, **changes}
+            # an emptied field ("", [], None) is a key left out (the default), not a value to check
+            merged = {k: v for k, v in {**section, **changes}.items() if v not in ("", None, [])}
             errors = schedule_errors(merged, overnight)
             if errors:
                 raise ScheduleError(errors)
