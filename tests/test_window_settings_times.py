@@ -123,3 +123,45 @@ def test_a_hand_written_mistake_is_shown_and_must_be_fixed_before_saving(  # typ
     assert _save(qtbot, w) == "saved"
     kip = _kip(app_context)
     assert kip["heartbeat_at"] == ["13:30"] and kip["heartbeat_interval_minutes"] == 45
+
+
+# --- the Notifications window's ledger view (item 4's UI) -------------------------------------
+
+def test_the_notifications_window_shows_missed_and_snoozed_slots_with_everything(  # type: ignore[no-untyped-def]
+        qtbot, app_context) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from hearthside.app.checkins import CheckinLedger, SlotRecord
+    from hearthside.app.snooze import snoozed_reason
+    from hearthside.ui.windows.notifications import ALERTS_ONLY, EVERYTHING, NotificationsWindow
+
+    now = datetime.now(UTC).replace(microsecond=0)
+    CheckinLedger(app_context.paths.checkins_file).append([
+        SlotRecord.make("Kip", "missed", "asleep", now - timedelta(hours=2)),
+        SlotRecord.make("Kip", "skipped", "outside active hours 09:00-17:00", now - timedelta(hours=1),
+                        now - timedelta(hours=1)),
+        SlotRecord.make("Kip", "notified", snoozed_reason(now + timedelta(minutes=30)), now, now, "The 3pm sync."),
+    ])
+    app_context.notifications.append("Kip", "The 3pm sync.", "snoozed", now)
+    bridge = make_bridge(app_context)
+    opened: list[Any] = []
+    w = NotificationsWindow(app_context, bridge, opened.append)
+    qtbot.addWidget(w)
+    w.show()
+    w.reload()
+    qtbot.waitUntil(lambda: w.loaded >= 1 and w.table.rowCount() == 1, timeout=10000)
+    assert w.filter.currentText() == ALERTS_ONLY and w.table.isColumnHidden(4)
+    assert [w.table.item(0, c).text() for c in (1, 2, 3)] == ["Kip", "The 3pm sync.", "snoozed (kept, not shown)"]
+    seen = w.loaded
+    w.filter.setCurrentText(EVERYTHING)
+    qtbot.waitUntil(lambda: w.loaded > seen and w.table.rowCount() == 3, timeout=10000)
+    assert not w.table.isColumnHidden(4)
+    statuses = [w.table.item(i, 3).text() for i in range(3)]
+    assert statuses[0].startswith("snoozed until ") and statuses[1:] == [
+        "skipped (outside active hours 09:00-17:00)", "missed (asleep)"]
+    assert w.table.item(2, 0).text() == "—" and w.table.item(2, 4).text() != ""  # never ran; was due
+    w.open_row(0)
+    assert opened and opened[-1].alerts[0].text == "The 3pm sync."
+    w.open_row(2)  # a missed slot opens the chat without an alert
+    assert opened[-1].alerts[0].text == ""
+    bridge.close()
