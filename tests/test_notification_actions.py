@@ -11,9 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import test_tray_app
 from fakemodel import FakeModel
 from personas import FILES, make_persona
-from test_tray_app import Recorder, _action, _actions, _submenu, make_shell  # noqa: F401 - the fixture
+from test_tray_app import Recorder, _action, _actions, _submenu
+
+make_shell = test_tray_app.make_shell  # the tray tests' fixture: a started Shell with its tray controller
 
 WAIT = 30_000
 ACTIONS = ("body", "body-markup", "actions")

@@ -247,7 +247,7 @@ class DesktopNotices:
                 if on_click in self._listeners:
                     self._listeners.remove(on_click)
                 if on_action in self._actors:
-                    self._actors.remove(on_action)  # type: ignore[arg-type]
+                    self._actors.remove(on_action)
 
         return unsubscribe
 
