@@ -9,9 +9,10 @@ want=(libglib2.0-0 libgl1 libegl1 libdbus-1-3 libfontconfig1 libxkbcommon0 libxk
 # older Ubuntu, where naming dbus-daemon would make apt-get fail.)
 # The bundle build (make bundle, and the bundle test) needs binutils (PyInstaller reads shared
 # libraries with objdump); the bundle/install tests also use xprop (x11-utils) and
-# desktop-file-validate (desktop-file-utils).
+# desktop-file-validate (desktop-file-utils); the check-in schedule tests move the wall clock with
+# libfaketime (faketime).
 if [ "${1:-run}" = test ]; then
-  want+=(xvfb xauth trayer imagemagick xdotool x11-utils desktop-file-utils binutils)
+  want+=(xvfb xauth trayer imagemagick xdotool x11-utils desktop-file-utils binutils faketime)
 fi
 if [ "${1:-run}" = bundle ]; then
   want+=(binutils)

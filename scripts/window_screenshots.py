@@ -184,6 +184,44 @@ def main(which: str, out: str) -> int:
             shoot(1200)
 
         w.loaded.connect(pick)
+    elif which == "notifications-ledger":
+        # The ledger as the stores write it: a night asleep (missed slots, one catch-up run), a
+        # snoozed alert, a skip outside the active hours; then the filter on Everything.
+        from datetime import UTC, datetime, timedelta
+
+        from hearthside.app.checkins import CheckinLedger, SlotRecord
+        from hearthside.app.snooze import snoozed_reason
+        from hearthside.ui.windows.notifications import EVERYTHING, NotificationsWindow
+
+        for name in ("juniper", "kip"):
+            (app.paths.personas_dir / name).mkdir(parents=True)
+        day = datetime.now().astimezone().replace(hour=0, minute=0, second=0, microsecond=0)
+
+        def at(h: int, m: int = 0) -> datetime:
+            return (day + timedelta(hours=h, minutes=m)).astimezone(UTC)
+
+        ledger = CheckinLedger(app.paths.checkins_file)
+        ledger.append([
+            SlotRecord.make("kip", "missed", "too late to catch up (2 hours 10 minutes late; the limit is 120 minutes)",
+                            at(5, 50)),
+            SlotRecord.make("juniper", "missed", "Hearthside was not running", at(6, 30)),
+            SlotRecord.make("juniper", "missed", "asleep", at(7, 0)),
+            SlotRecord.make("juniper", "missed", "asleep", at(7, 30)),
+            SlotRecord.make("juniper", "notified", "", at(8, 0), at(8, 0), "Morning! The bins go out tonight."),
+            SlotRecord.make("kip", "skipped", "outside active hours 09:00-17:00", at(8, 30), at(8, 30)),
+            SlotRecord.make("kip", "notified", "", at(9, 0), at(9, 0), "The 3pm sync moved to 3:30."),
+            SlotRecord.make("kip", "notified", snoozed_reason(at(10, 5)), at(9, 30), at(9, 30),
+                            "Reminder: the 3pm sync is at 3:30 today."),
+            SlotRecord.make("juniper", "silent", "acknowledged", at(9, 30), at(9, 30)),
+        ])
+        history = app.notifications
+        history.append("juniper", "Morning! The bins go out tonight.", "notified", at(8, 0))
+        history.append("kip", "The 3pm sync moved to 3:30.", "notified", at(9, 0))
+        history.append("kip", "Reminder: the 3pm sync is at 3:30 today.", "snoozed", at(9, 30))
+        w = NotificationsWindow(app, bridge, lambda _n: None)
+        w.resize(980, 440)
+        w.filter.setCurrentText(EVERYTHING)
+        shoot(1500)
     else:
         print(f"unknown window {which!r}", file=sys.stderr)
         return 2

@@ -250,3 +250,17 @@ def wait_for(pred: Callable[[], bool], timeout: float = 10.0, interval: float = 
             return True
         time.sleep(interval)
     return bool(pred())
+
+
+#: The line Hearthside puts in front of every user message sent to the model (docs/guide.md).
+TIME_LINE = r"Current time: (Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day \d{4}-\d\d-\d\d \d\d:\d\d \([^()\s]+\)\."
+
+
+def said(content: str) -> str:
+    """What the user typed, from a user message the model got: checks the ``Current time:``
+    line in front of it and returns the rest (the window and the terminal show only that)."""
+    import re
+
+    m = re.match(TIME_LINE + r"\n\n", content)
+    assert m, f"no Current time line in front of {content[:120]!r}"
+    return content[m.end():]

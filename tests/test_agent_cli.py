@@ -6,7 +6,7 @@ import json
 import re
 
 import pytest
-from fakemodel import FakeModel
+from fakemodel import FakeModel, said
 from personas import make_persona
 
 
@@ -17,7 +17,9 @@ def test_one_shot_chat_streams_the_reply(app_context, run_cli) -> None:  # type:
         req = fm.requests[0]
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "Good morning, Ada! Your coffee is oat milk.\n"
-    assert req["stream"] is True and req["messages"][-1] == {"role": "user", "content": "good morning"}
+    assert req["stream"] is True and req["messages"][-1]["role"] == "user"
+    assert said(req["messages"][-1]["content"]) == "good morning"  # with the time in front
+    assert "Current time" not in req["messages"][0]["content"]  # not in the cache-stable system prompt
 
 
 def test_interactive_chat_keeps_the_conversation_until_eof(app_context, run_cli) -> None:  # type: ignore[no-untyped-def]

@@ -167,6 +167,8 @@ def test_the_shell_hands_every_event_to_the_qt_thread_as_a_typed_signal(app_cont
 def test_a_hand_edit_and_a_check_in_reach_the_front_end_through_a_real_lifecycle(  # type: ignore[no-untyped-def]
         app_context, lifecycle, monkeypatch) -> None:
     folder = make_persona(app_context, "Kip")
+    # only the check-in asked for below: a persona that never checked in would check in at start
+    app_context.settings.set("personas", {"Kip": {"heartbeat_interval_minutes": 0}})
     rec = Recording()
     with FakeModel(default={"text": "Your 3pm sync starts in ten minutes."}) as fm:
         use_model(monkeypatch, fm)

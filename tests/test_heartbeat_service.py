@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from typing import Any
 
 import pytest
@@ -28,7 +29,10 @@ def test_a_heartbeat_answered_with_heartbeat_ok_is_silent(app_context, monkeypat
         out = run(service(app_context).run("juniper"))
         prompt = fm.requests[0]["messages"][-1]["content"]
     assert out.status == "silent" and out.reason == "acknowledged"
-    assert prompt.startswith("Heartbeat. Read your HEARTBEAT.md section")
+    first, blank, rest = prompt.split("\n", 2)
+    assert re.fullmatch(r"Current time: [A-Z][a-z]+day \d{4}-\d\d-\d\d \d\d:\d\d \(\S+\)\. "
+                        r"Last check-in: none yet\.", first) and blank == ""
+    assert rest.startswith("Heartbeat. Read your HEARTBEAT.md section")
     assert app_context.notifications.entries() == []
 
 

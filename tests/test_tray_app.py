@@ -68,6 +68,7 @@ def make_shell(qtbot, app_context) -> Iterator[Any]:  # type: ignore[no-untyped-
         shell.opened = shell.opener  # type: ignore[attr-defined]
         made.append((shell, tray))
         if start:
+            just_checked_in(app or app_context)
             shell.start()
             qtbot.waitUntil(lambda: shell.started and shell.rows_loaded, timeout=30_000)
         return shell
@@ -79,6 +80,18 @@ def make_shell(qtbot, app_context) -> Iterator[Any]:  # type: ignore[no-untyped-
             w.close()
         shell.lifecycle.stop()
         shell.bridge.close()
+
+
+def just_checked_in(app: Any) -> None:
+    """Each persona checked in a moment ago, as after a restart: one that never checked in would
+    check in as the tray starts (tests/test_schedule_*.py), which these tests are not about."""
+    from datetime import UTC, datetime
+
+    from hearthside.app.checkins import ScheduleStore
+
+    now = datetime.now(UTC)
+    for p in app.personas.list():
+        ScheduleStore(app.paths.schedule_file).update(p.name, anchor=now, settled=now)
 
 
 @pytest.fixture

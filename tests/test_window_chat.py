@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from fakemodel import FakeModel
+from fakemodel import FakeModel, said
 from personas import make_persona, use_model
 from PySide6.QtCore import Qt
 from ui_helpers import make_bridge
@@ -67,7 +67,9 @@ def test_reply_streams_into_the_conversation(qtbot, app_context, bridge, monkeyp
     text = w.transcript.toPlainText()
     assert "You: Morning!" in text and "juniper: Good morning, Ada. Tea is ready." in text
     assert len(pieces) > 1 and "".join(pieces) == "Good morning, Ada. Tea is ready."  # streamed in pieces
-    assert fm.requests[0]["messages"][-1] == {"role": "user", "content": "Morning!"}
+    last = fm.requests[0]["messages"][-1]
+    assert last["role"] == "user" and said(last["content"]) == "Morning!"
+    assert "Current time" not in text  # the window shows what was typed, not the time line
 
 
 def test_mutating_tool_asks_first_deny_is_default_and_the_model_is_told(qtbot, app_context, bridge, monkeypatch, workspace) -> None:  # type: ignore[no-untyped-def]
@@ -123,7 +125,7 @@ def test_stop_really_cancels_and_the_next_message_works(qtbot, app_context, brid
         assert "[stopped]" in w.transcript.toPlainText() and w.mode_box.isEnabled()
         out = say(qtbot, w, "Short one then")
     assert out.result.text == "Back again."
-    assert [m["content"] for m in fm.requests[1]["messages"] if m["role"] == "user"] == ["Short one then"]
+    assert [said(m["content"]) for m in fm.requests[1]["messages"] if m["role"] == "user"] == ["Short one then"]
 
 
 def test_stop_during_an_approval_prompt_denies_and_cancels(qtbot, app_context, bridge, monkeypatch, workspace) -> None:  # type: ignore[no-untyped-def]
@@ -153,7 +155,7 @@ def test_a_model_that_fails_mid_stream_shows_why_and_the_chat_goes_on(qtbot, app
         assert w.send_button.isEnabled() and not w.stop_button.isEnabled()
         out2 = say(qtbot, w, "second")
     assert out2.result.text == "Whole answer."
-    assert [m["content"] for m in fm.requests[1]["messages"] if m["role"] == "user"] == ["second"]
+    assert [said(m["content"]) for m in fm.requests[1]["messages"] if m["role"] == "user"] == ["second"]
 
 
 def test_no_model_offers_the_model_setup_instead_of_a_dead_end(qtbot, app_context, bridge) -> None:  # type: ignore[no-untyped-def]
@@ -205,7 +207,7 @@ def test_plan_mode_hides_tools_that_change_things_from_the_next_message(qtbot, a
         say(qtbot, w, "plan it")
     names = [[t["function"]["name"] for t in r.get("tools", [])] for r in fm.requests]
     assert "Write" in names[0] and "Write" not in names[1]
-    assert [m["content"] for m in fm.requests[1]["messages"] if m["role"] == "user"] == ["hello", "plan it"]
+    assert [said(m["content"]) for m in fm.requests[1]["messages"] if m["role"] == "user"] == ["hello", "plan it"]
 
 
 def test_escape_hides_the_window_and_an_open_question_is_denied(qtbot, app_context, bridge, monkeypatch, workspace) -> None:  # type: ignore[no-untyped-def]

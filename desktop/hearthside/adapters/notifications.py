@@ -94,13 +94,25 @@ class DesktopNotifier:
 # created the notification, so one thread owns one connection for both: it sends queued
 # ``Notify`` calls and listens for ``ActionInvoked``.
 
-class ClickableNotifications:
-    """``notify()`` returns a future with the notification's id; ``on_click(id)`` on a click."""
+#: (action key, button label) pairs, sent after ``default`` where the server lists ``actions``.
+Actions = tuple[tuple[str, str], ...]
 
-    def __init__(self, on_click: Callable[[int], None], timeout: float = 5.0) -> None:
+
+class ClickableNotifications:
+    """``notify()`` returns a future with the notification's id; ``on_click(id)`` on a click,
+    ``on_action(id, key)`` when one of the notification's own buttons is pressed.
+
+    Buttons are sent only to a server that lists the ``actions`` capability (the spec's word for
+    "shows buttons"); others get exactly what they got before, the ``default`` action alone."""
+
+    def __init__(self, on_click: Callable[[int], None], timeout: float = 5.0,
+                 on_action: Callable[[int, str], None] | None = None) -> None:
         self.on_click = on_click
+        self.on_action = on_action
         self.timeout = timeout
-        self._jobs: queue.Queue[tuple[str, str, concurrent.futures.Future[int]]] = queue.Queue()
+        #: What the server said it can do (read once, at start).
+        self.capabilities: frozenset[str] = frozenset()
+        self._jobs: queue.Queue[tuple[str, str, Actions, concurrent.futures.Future[int]]] = queue.Queue()
         self._stop = threading.Event()
         self._ready = threading.Event()
         self._thread: threading.Thread | None = None
@@ -117,12 +129,12 @@ class ClickableNotifications:
         self._ready.wait(self.timeout)
         return not self.error and self._ready.is_set()
 
-    def notify(self, title: str, body: str) -> concurrent.futures.Future[int]:
+    def notify(self, title: str, body: str, actions: Actions = ()) -> concurrent.futures.Future[int]:
         fut: concurrent.futures.Future[int] = concurrent.futures.Future()
         if self.error or self._stop.is_set():
             fut.set_exception(RuntimeError(self.error or "stopped"))
         else:
-            self._jobs.put((title, body, fut))
+            self._jobs.put((title, body, actions, fut))
         return fut
 
     def stop(self) -> None:
@@ -151,6 +163,7 @@ class ClickableNotifications:
                     caps = {str(c) for c in got.body[0]}
             except Exception:  # noqa: BLE001 - keep the safe default
                 log.info("the notification server did not list its capabilities")
+            self.capabilities = frozenset(caps)
             self._ready.set()
             while not self._stop.is_set():
                 self._send_pending(conn, addr, new_method_call, caps)
@@ -165,22 +178,26 @@ class ClickableNotifications:
                         nid, action = msg.body
                     except ValueError:
                         continue
-                    if action == "default":
-                        try:
+                    try:
+                        if action == "default":
                             self.on_click(int(nid))
-                        except Exception:  # a click handler must not end the listener
-                            log.exception("notification click handler failed")
+                        elif self.on_action is not None:
+                            self.on_action(int(nid), str(action))
+                    except Exception:  # a click handler must not end the listener
+                        log.exception("notification click handler failed")
 
     def _send_pending(self, conn: object, addr: object, new_method_call: Callable[..., object],
                       caps: set[str]) -> None:
         while True:
             try:
-                title, body, fut = self._jobs.get_nowait()
+                title, body, actions, fut = self._jobs.get_nowait()
             except queue.Empty:
                 return
+            buttons = ["default", "Open"]
+            if "actions" in caps:
+                buttons += [part for key, label in actions for part in (key, label)]
             msg = new_method_call(addr, "Notify", "susssasa{sv}i",
-                                  (APP_LABEL, 0, "", title, body_for(body, caps),
-                                   ["default", "Open"], {}, -1))
+                                  (APP_LABEL, 0, "", title, body_for(body, caps), buttons, {}, -1))
             try:
                 reply = conn.send_and_get_reply(msg, timeout=self.timeout)  # type: ignore[attr-defined]
                 if reply.header.message_type.name == "error":

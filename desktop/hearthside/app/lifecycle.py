@@ -20,11 +20,13 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .alerts import AlertBatcher, DriftAlerts, Notice, QueuedNotifier
@@ -62,6 +64,26 @@ class PersonaRow:
     waiting: int
     last_status: str = ""
     last_reason: str = ""
+    #: "" when HEARTBEAT.md has something to check; "empty" when it is effectively empty;
+    #: "missing" when there is no such file (every check-in would be skipped either way).
+    checklist: str = ""
+    snoozed_until: datetime | None = None  # *Snooze 1 hour* on an alert: until when
+
+    @property
+    def no_checklist(self) -> bool:
+        return self.exists and self.checklist in ("empty", "missing")
+
+
+def checklist_state(path: Path) -> str:
+    """What :attr:`PersonaRow.checklist` says of this ``HEARTBEAT.md`` (a bounded read, off the
+    Qt thread). A file that exists but cannot be read is left to the check-in's own reason."""
+    from ..core.compose import read_persona_file
+    from ..core.heartbeat import checklist_effectively_empty
+
+    if not os.path.lexists(path):
+        return "missing"
+    body = read_persona_file(path, "HEARTBEAT.md", scan=False).body
+    return "empty" if body is not None and checklist_effectively_empty(body) else ""
 
 
 class LifecycleDeps(Protocol):
@@ -211,7 +233,9 @@ class Lifecycle:
             rows.append(PersonaRow(
                 info.name, str(info.path), info.exists, cfg.paused, cfg.interval_minutes,
                 self.next_check_in(info.name), self.drift_alerts.waiting_for(info.name),
-                last.status if last else "", last.reason if last else ""))
+                last.status if last else "", last.reason if last else "",
+                checklist_state(info.path / "HEARTBEAT.md") if info.exists else "",
+                hb.snoozes.until(info.name)))
         return rows
 
     # --- notices -------------------------------------------------------------------------
@@ -229,6 +253,10 @@ class Lifecycle:
     # --- intents -------------------------------------------------------------------------
     def check_in_now(self, persona: str) -> concurrent.futures.Future[HeartbeatOutcome]:
         return self.app.runtime.submit(self.app.heartbeat.run(persona))
+
+    def snooze(self, persona: str) -> datetime:
+        """*Snooze 1 hour*: hold ``persona``'s scheduled check-in alerts back for an hour."""
+        return self.app.heartbeat.snoozes.snooze(persona)
 
     def set_paused(self, persona: str, paused: bool) -> None:
         self.app.heartbeat.set_paused(persona, paused)

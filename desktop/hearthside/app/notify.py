@@ -30,8 +30,8 @@ from ..core.redact import redact
 from ..core.safeparse import loads_json
 from .alerts import Notice, is_drift_text
 
-__all__ = ["DesktopNotices", "DesktopNotifier", "FanoutNotifier", "HistoryEntry", "LogNotifier",
-           "NotificationHistory", "Notifier", "default_notifier"]
+__all__ = ["OPEN_CHAT", "REVIEW", "SNOOZE", "DesktopNotices", "DesktopNotifier", "FanoutNotifier", "HistoryEntry",
+           "LogNotifier", "NotificationHistory", "Notifier", "default_notifier", "notice_actions"]
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +73,8 @@ class FanoutNotifier:
         return shown
 
 
-HistoryStatus = Literal["notified", "duplicate", "failed"]
+#: ``snoozed``: an alert held back by *Snooze 1 hour* (kept here, not shown).
+HistoryStatus = Literal["notified", "duplicate", "failed", "snoozed"]
 _HISTORY_STATUSES: frozenset[str] = frozenset(get_args(HistoryStatus))
 #: What a history line is about: a check-in alert or a file change (drift).
 HistoryKind = Literal["checkin", "drift"]
@@ -181,6 +182,22 @@ def default_notifier() -> Notifier:
     return FanoutNotifier(parts)
 
 
+#: The buttons a notice may carry (action keys sent to the notification server).
+OPEN_CHAT = "open-chat"
+SNOOZE = "snooze-1h"
+REVIEW = "review"
+
+
+def notice_actions(notice: Notice) -> tuple[tuple[str, str], ...]:
+    """The buttons for ``notice`` (besides a click): a check-in alert from one persona offers
+    *Open chat* and *Snooze 1 hour*, a drift notice *Review*; a mixed batch only the click."""
+    if notice.kind == "checkin" and notice.persona:
+        return ((OPEN_CHAT, "Open chat"), (SNOOZE, "Snooze 1 hour"))
+    if notice.kind == "drift":
+        return ((REVIEW, "Review"),)
+    return ()
+
+
 class DesktopNotices:
     """Desktop notifications that come back when clicked: for a front end without a tray.
 
@@ -194,9 +211,10 @@ class DesktopNotices:
     KEEP = 200
 
     def __init__(self, timeout: float = 5.0) -> None:
-        self._adapter = ClickableNotifications(self._clicked, timeout)
+        self._adapter = ClickableNotifications(self._clicked, timeout, self._acted)
         self._shown: dict[int, Notice] = {}
         self._listeners: list[Callable[[Notice], None]] = []
+        self._actors: list[Callable[[Notice, str], None]] = []
         self._lock = threading.Lock()
 
     @staticmethod
@@ -208,23 +226,35 @@ class DesktopNotices:
         """Connect; False when there is no bus (the caller shows notices in its own list)."""
         return self._adapter.start()
 
-    def subscribe(self, on_click: Callable[[Notice], None]) -> Callable[[], None]:
-        """Call ``on_click(notice)`` when a notice this service showed is clicked; returns the
-        function that unsubscribes."""
+    @property
+    def supports_actions(self) -> bool:
+        """Does the notification server show buttons (the ``actions`` capability)? Known once
+        :meth:`start` returned."""
+        return "actions" in self._adapter.capabilities
+
+    def subscribe(self, on_click: Callable[[Notice], None],
+                  on_action: Callable[[Notice, str], None] | None = None) -> Callable[[], None]:
+        """Call ``on_click(notice)`` when a notice this service showed is clicked, and
+        ``on_action(notice, key)`` when one of its buttons (:func:`notice_actions`: OPEN_CHAT,
+        SNOOZE, REVIEW) is pressed; returns the function that unsubscribes."""
         with self._lock:
             self._listeners.append(on_click)
+            if on_action is not None:
+                self._actors.append(on_action)
 
         def unsubscribe() -> None:
             with self._lock:
                 if on_click in self._listeners:
                     self._listeners.remove(on_click)
+                if on_action in self._actors:
+                    self._actors.remove(on_action)
 
         return unsubscribe
 
     def show(self, notice: Notice) -> concurrent.futures.Future[int]:
-        """Show ``notice``; the future holds the notification's id, or the reason it was not
-        shown (no notification service answered)."""
-        fut = self._adapter.notify(notice.title, notice.body)
+        """Show ``notice`` (with its buttons where the server shows them); the future holds the
+        notification's id, or the reason it was not shown (no notification service answered)."""
+        fut = self._adapter.notify(notice.title, notice.body, notice_actions(notice))
         fut.add_done_callback(lambda done: self._sent(notice, done))
         return fut
 
@@ -243,6 +273,18 @@ class DesktopNotices:
             self._shown[fut.result()] = notice
             while len(self._shown) > self.KEEP:
                 self._shown.pop(next(iter(self._shown)))
+
+    def _acted(self, nid: int, key: str) -> None:
+        with self._lock:
+            notice = self._shown.get(nid)
+            actors = list(self._actors)
+        if notice is None or key not in {k for k, _ in notice_actions(notice)}:
+            return  # another app's notification, or a button this notice never had
+        for on_action in actors:
+            try:
+                on_action(notice, key)
+            except Exception:  # a subscriber must not end the listener
+                log.exception("notification action subscriber failed")
 
     def _clicked(self, nid: int) -> None:
         with self._lock:

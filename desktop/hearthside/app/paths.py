@@ -75,6 +75,16 @@ class AppPaths:
         return self.state_dir / "notifications.jsonl"
 
     @property
+    def schedule_file(self) -> Path:
+        """Per persona: the last check-in slot settled and the last run (see app/checkins.py)."""
+        return self.state_dir / "schedule.json"
+
+    @property
+    def checkins_file(self) -> Path:
+        """The ledger: how every check-in slot ended."""
+        return self.state_dir / "checkins.jsonl"
+
+    @property
     def installed_packs_file(self) -> Path:
         return self.state_dir / "installed-packs.json"
 

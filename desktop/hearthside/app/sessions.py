@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -32,6 +32,7 @@ from ..core.session import SessionSnapshot, SkillLine, assemble_session
 from ..core.skills import SkillCatalog
 from ..core.soul import SoulResult, SoulStore
 from ..core.tools import Catalog, CatalogError, PermissionMode, ToolEnv
+from .clock import current_time_line
 from .drift import HeldBack
 from .personas import PersonaInfo
 from .writeguard import build_write_guard
@@ -145,15 +146,28 @@ class SessionService:
               on_tool: Any = None) -> Agent:
         """An agent over the prepared snapshot. Unattended runs deny anything needing approval
         unless the persona was granted more."""
+        preface = None
         if unattended:
             approver = AllowAll() if allow_mutating else DenyAll()
+        else:  # a check-in writes its own time line (with the last check-in); a chat gets this one
+            preface = self._time_preface(prepared.info.name)
         limits = limits or AgentLimits(
             _positive_int(self.app.settings, "agent.max_turns", DEFAULT_MAX_TURNS),
             _positive_int(self.app.settings, "agent.max_tool_calls", DEFAULT_MAX_TOOL_CALLS),
         )
         return Agent(model, prepared.snapshot.tools, prepared.snapshot.system_prompt, env=prepared.env,
                      approver=approver or DenyAll(), mode=prepared.snapshot.mode, limits=limits,
-                     on_tool=on_tool)
+                     on_tool=on_tool, preface=preface)
+
+    def _time_preface(self, persona: str) -> Callable[[], str]:
+        """``Current time: ...`` in the persona's check-in zone (else the system's), worked out
+        at each message so a conversation left open over lunch still knows the time."""
+        def line() -> str:
+            personas = self.app.settings.get("personas", {})
+            raw = personas.get(persona) if isinstance(personas, dict) else None
+            zone = raw.get("timezone", "") if isinstance(raw, dict) else ""
+            return current_time_line(zone if isinstance(zone, str) else "")
+        return line
 
     def model(self) -> ChatModel:
         """The configured model client (see :class:`hearthside.app.model.ModelService`).

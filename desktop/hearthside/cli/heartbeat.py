@@ -57,23 +57,43 @@ def _print_alerts_here(service: Any) -> None:
 
 @heartbeat.command("history")
 @click.option("--persona", default="", help="Only this persona.")
+@click.option("--all", "every", is_flag=True,
+              help="Every check-in slot and run (silent, skipped and missed ones too), not only alerts.")
 @json_option
 @click.pass_context
-def history_cmd(ctx: click.Context, persona: str, as_json: bool) -> None:
-    """Show the notification history (newest last)."""
+def history_cmd(ctx: click.Context, persona: str, every: bool, as_json: bool) -> None:
+    """Show the alerts, or with --all how every check-in ended (newest last).
+
+    JSON entries carry persona, status, reason, due, ran, text (and time, when it happened)."""
     app = get_app(ctx)
-    entries = [e for e in app.notifications.entries() if not persona or e.persona == persona]
-    if persona and not entries:
+    rows = _ledger_rows(app) if every else _alert_rows(app)
+    rows = [r for r in rows if not persona or r["persona"] == persona]
+    if persona and not rows:
         require_persona(app, persona)  # a typo in the name is not "nothing happened yet"
     if as_json:
-        emit_json([{"persona": e.persona, "time": e.time, "text": e.text, "status": e.status, "kind": e.kind}
-                   for e in entries])
+        emit_json(rows)
         return
-    if not entries:
-        echo(f"No notifications from {persona} yet." if persona else "No notifications yet.")
-    for e in entries:
-        who = persona_label(e.persona) if e.kind == "drift" else e.persona
-        echo(f"{_local_time(e.time)}\t{who}\t{e.status}\t{e.text}")
+    what = "check-ins" if every else "notifications"
+    if not rows:
+        echo(f"No {what} from {persona} yet." if persona else f"No {what} yet.")
+    for r in rows:
+        status = f"{r['status']} ({r['reason']})" if every and r["reason"] else r["status"]
+        due = f"\tdue {_local_time(r['due'])}" if every and r["due"] else ""
+        who = persona_label(r["persona"]) if r.get("kind") == "drift" else r["persona"]
+        echo(f"{_local_time(r['time'])}\t{who}\t{status}{due}\t{r['text']}".rstrip("\t"))
+
+
+def _alert_rows(app: Any) -> list[dict[str, Any]]:
+    """The notification history: alerts, the ones held back as duplicates, and failures."""
+    return [{"persona": e.persona, "status": e.status, "reason": "", "due": None, "ran": e.time, "text": e.text,
+             "time": e.time, "kind": e.kind} for e in app.notifications.entries()]
+
+
+def _ledger_rows(app: Any) -> list[dict[str, Any]]:
+    """The ledger: one entry per check-in slot (``due`` set) or check-in asked for (``due`` null)."""
+    from ..app.checkins import CheckinLedger
+
+    return [{**r.as_dict(), "time": r.ran or r.due or ""} for r in CheckinLedger(app.paths.checkins_file).entries()]
 
 
 def _local_time(stamp: str) -> str:

@@ -140,6 +140,7 @@ class Agent:
         env: ToolEnv | None = None, approver: Approver | None = None,
         mode: PermissionMode = PermissionMode.DEFAULT, limits: AgentLimits = AgentLimits(),
         on_tool: Callable[[ToolEvent], None] | None = None,
+        preface: Callable[[], str] | None = None,
     ) -> None:
         catalog = Catalog()
         for t in tools:
@@ -154,6 +155,9 @@ class Agent:
         self.mode = mode
         self.limits = limits
         self.on_tool = on_tool
+        #: a line put in front of each user message in what the model gets (the current time):
+        #: there rather than in the system prompt, which stays the same all session (cacheable)
+        self.preface = preface
         self.conversation = Conversation([{"role": "system", "content": system_prompt}])
         self._task: asyncio.Task[AgentResult] | None = None
 
@@ -178,7 +182,8 @@ class Agent:
         """Add a user message and run until the model answers without tool calls, a cap is
         reached, or :meth:`cancel` is called."""
         start = len(self.messages)
-        self.messages.append({"role": "user", "content": text})
+        line = self.preface() if self.preface is not None else ""
+        self.messages.append({"role": "user", "content": f"{line}\n\n{text}" if line else text})
         self._task = asyncio.ensure_future(self._run(on_text))
         try:
             return await asyncio.shield(self._task)

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from .schedule import DEFAULT_CATCH_UP_MINUTES, parse_catch_up, parse_days, parse_times
+
 DEFAULT_INTERVAL_MINUTES = 30.0
 #: The shortest check-in interval (contract section 5): 0 turns check-ins off, anything between
 #: is refused (a 0.0001-minute interval once made 448 model requests in 9 s).
@@ -139,6 +141,11 @@ class HeartbeatSettings:
     prompt: str = DEFAULT_PROMPT
     allow_mutating: bool = False
     timeout_minutes: float = DEFAULT_TIMEOUT_MINUTES
+    #: set times (minutes after midnight, sorted), the days they and interval check-ins fall on
+    #: (0 = Monday; empty = every day) and how late a slept-through set time may still run
+    at: tuple[int, ...] = ()
+    days: frozenset[int] = frozenset()
+    catch_up_minutes: float = DEFAULT_CATCH_UP_MINUTES
 
     @classmethod
     def from_mapping(cls, raw: object) -> HeartbeatSettings:
@@ -154,7 +161,24 @@ class HeartbeatSettings:
             prompt=str(d.get("heartbeat_prompt", "") or DEFAULT_PROMPT),
             allow_mutating=_flag(d.get("heartbeat_allow_mutating", False)),
             timeout_minutes=DEFAULT_TIMEOUT_MINUTES if timeout is None else timeout,
+            at=parse_times(d.get("heartbeat_at"))[0],
+            days=parse_days(d.get("heartbeat_days"))[0],
+            catch_up_minutes=parse_catch_up(d.get("heartbeat_catch_up_minutes"))[0],
         )
+
+
+def schedule_key_problems(raw: object) -> dict[str, str]:
+    """For each of ``heartbeat_at``, ``heartbeat_days`` and ``heartbeat_catch_up_minutes`` that
+    is (partly) unusable, why. The usable part still applies: one typo never stops the rest."""
+    d = raw if isinstance(raw, dict) else {}
+    out: dict[str, str] = {}
+    for key, parse in (("heartbeat_at", parse_times), ("heartbeat_days", parse_days),
+                       ("heartbeat_catch_up_minutes", parse_catch_up)):
+        if key in d:
+            why = parse(d[key])[1]
+            if why:
+                out[key] = why
+    return out
 
 
 def _flag(value: object) -> bool:
@@ -175,21 +199,28 @@ def settings_problem(cfg: HeartbeatSettings) -> str:
     return ""
 
 
-def skip_reason(cfg: HeartbeatSettings, now: datetime, checklist: str | None) -> str:
-    """Why a scheduled run should not call the model now, or "" when it should."""
-    if cfg.interval_minutes <= 0:
+#: The skip reasons of a persona with nothing to check (the tray teaches how to write one).
+NO_CHECKLIST = "no HEARTBEAT.md checklist"
+EMPTY_CHECKLIST = "HEARTBEAT.md checklist is empty"
+CHECKLIST_REASONS = frozenset({NO_CHECKLIST, EMPTY_CHECKLIST})
+
+
+def skip_reason(cfg: HeartbeatSettings, now: datetime, checklist: str | None, *, set_time: bool = False) -> str:
+    """Why a scheduled run should not call the model now, or "" when it should. A ``set_time``
+    slot (``heartbeat_at``) is the user's explicit choice: active hours do not hold it back."""
+    if cfg.interval_minutes <= 0 and not set_time:
         return "heartbeat is off (interval 0)"
     if cfg.paused:
         return "heartbeat is paused"
     problem = settings_problem(cfg)
     if problem:
         return problem
-    if not within_active_hours(now, cfg.active_start, cfg.active_end, cfg.timezone):
+    if not set_time and not within_active_hours(now, cfg.active_start, cfg.active_end, cfg.timezone):
         return f"outside active hours {cfg.active_start or '00:00'}-{cfg.active_end or '24:00'}"
     if checklist is None:
-        return "no HEARTBEAT.md checklist"
+        return NO_CHECKLIST
     if checklist_effectively_empty(checklist):
-        return "HEARTBEAT.md checklist is empty"
+        return EMPTY_CHECKLIST
     return ""
 
 
@@ -320,9 +351,12 @@ def utcnow() -> datetime:
 
 __all__ = [
     "ACK_TOKENS",
+    "CHECKLIST_REASONS",
     "DEDUP_WINDOW",
     "DEFAULT_INTERVAL_MINUTES",
     "DEFAULT_PROMPT",
+    "EMPTY_CHECKLIST",
+    "NO_CHECKLIST",
     "SILENT_REMAINDER_MAX",
     "HeartbeatSettings",
     "ReplyVerdict",

@@ -27,12 +27,21 @@ from ..app.autostart import Autostart
 from ..app.context import AppContext
 from ..app.display import display_problem
 from ..app.lifecycle import Lifecycle, PersonaRow, settings_problem
-from ..app.notify import DesktopNotices, notification_prefs
+from ..app.notify import OPEN_CHAT, SNOOZE, DesktopNotices, notification_prefs
+from ..core.heartbeat import CHECKLIST_REASONS, EMPTY_CHECKLIST
 from .bridge import Bridge
 from .dialogs import could_not_open, show_message
 from .icon import hearth_icon
 from .state import Snapshot, UiState
 from .tray import status_line
+
+#: The button of the "no checklist yet" note (the tray's entry says the same).
+NO_CHECKLIST_BUTTON = "Edit HEARTBEAT.md…"
+
+
+def checklist_words(reason: str) -> str:
+    """The skip reason of an empty or missing checklist as a sentence for the note."""
+    return "HEARTBEAT.md is empty." if reason == EMPTY_CHECKLIST else "there is no HEARTBEAT.md yet."
 
 if TYPE_CHECKING:
     import concurrent.futures
@@ -56,6 +65,7 @@ class Shell(QObject):
     state_changed = Signal()
     _dbus_failed = Signal(str)  # why a desktop notification was not shown
     _dbus_clicked = Signal(Notice)
+    _dbus_action = Signal(Notice, str)  # a button on a desktop notification (Open chat, Snooze, Review)
 
     def __init__(self, app: AppContext, bridge: Bridge | None = None, lifecycle: Lifecycle | None = None,
                  opener: Opener = open_with_desktop, autostart: Autostart | None = None) -> None:
@@ -72,9 +82,10 @@ class Shell(QObject):
         self.windows: dict[object, QWidget] = {}
         self.dialogs: list[QWidget] = []
         self.tray: Any = None  # TrayController, set when it is built
-        self.clickable: DesktopNotices | None = None  # D-Bus notices, when no tray
+        self.clickable: DesktopNotices | None = None  # D-Bus notices (no tray, or a server with buttons)
         self._dbus_failed.connect(self._on_dbus_failed)
         self._dbus_clicked.connect(self._on_dbus_clicked)  # a method, so Qt queues it to this thread
+        self._dbus_action.connect(self._on_dbus_action)
         self.exit: Callable[[], None] = _quit_qt  # leaves the event loop (tests replace it)
         b = self.bridge
         b.notification.connect(self.on_notice)
@@ -122,9 +133,11 @@ class Shell(QObject):
     def start(self) -> None:
         """Start the services on a worker thread; the tray is already visible meanwhile."""
         def begin() -> tuple[str, list[str], bool]:
-            if (self.tray is None or self.tray.tray is None) and DesktopNotices.available():
+            # Also beside a tray: a notification server that shows buttons (the ``actions``
+            # capability) gets the notices, with *Open chat*, *Snooze 1 hour* and *Review*.
+            if DesktopNotices.available():
                 clickable = DesktopNotices()
-                clickable.subscribe(self._dbus_clicked.emit)
+                clickable.subscribe(self._dbus_clicked.emit, self._dbus_action.emit)
                 self.clickable = clickable if clickable.start() else None
             told = settings_problem(self.app.settings)
             problems = self.lifecycle.start()
@@ -229,8 +242,12 @@ class Shell(QObject):
         del st.notices[:-200]
         st.unread += 1
         tray = self.tray.tray if self.tray is not None else None
+        buttons = self.clickable is not None and self.clickable.supports_actions
         if not st.snapshot.allows_popups():  # off, or quiet hours (as last read): the list only
             st.delivery = "in-app"
+        elif buttons and self.clickable is not None:  # the desktop's own, with Open chat / Snooze
+            st.delivery = "dbus"
+            self.clickable.show(notice).add_done_callback(self._after_dbus)
         elif tray is not None and tray.isVisible() and QSystemTrayIcon.supportsMessages():
             self.tray.show_message(notice)
             st.delivery = "tray"
@@ -243,6 +260,21 @@ class Shell(QObject):
 
     def _on_dbus_clicked(self, notice: Notice) -> None:
         self.open_notice(notice)  # the service tells only of clicks on notices it showed
+
+    def _on_dbus_action(self, notice: Notice, key: str) -> None:
+        """A button on one of our desktop notifications (only ones it had reach here)."""
+        alerts = notice.alerts
+        if key == OPEN_CHAT and notice.persona:
+            self.show_chat(notice.persona, alerts[0].text or None if len(alerts) == 1 else None)
+        elif key == SNOOZE and notice.persona:
+            self.snooze(notice.persona)
+        else:  # REVIEW: what a click on a drift notice opens
+            self.open_notice(notice)
+
+    def snooze(self, persona: str) -> None:
+        """No check-in alerts from ``persona`` for an hour (they are kept, marked snoozed)."""
+        self.bridge.call(lambda: self.lifecycle.snooze(persona), lambda _until: self.refresh(),
+                         lambda exc: self.on_service_error(f"snoozing {persona} failed: {exc}"))
 
     def _after_dbus(self, fut: concurrent.futures.Future[int]) -> None:
         """Runs on the notification thread (or here, when it failed at once): report failure."""
@@ -397,12 +429,39 @@ class Shell(QObject):
                 self.dialogs.append(show_message(
                     f"Check-in of {persona} failed", f"{out.reason}\n\nCheck the model settings "
                     "('hearthside model show') and try again."))
+            elif out.status == "skipped" and out.reason in CHECKLIST_REASONS:
+                self.dialogs.append(show_message(
+                    f"{persona} has no checklist yet", f"{persona} has nothing to check: {checklist_words(out.reason)} "
+                    "Write in it what to look at, and check-ins will run. Hearthside never writes this file.",
+                    actions=[(NO_CHECKLIST_BUTTON, lambda: self.edit_checklist(persona))]))
             elif out.status == "skipped":
                 self.dialogs.append(show_message(f"Check-in of {persona} skipped", out.reason))
             elif out.status == "silent":
                 self.dialogs.append(show_message(f"{persona} checked in", "Nothing needs your attention."))
 
         self.bridge.call(lambda: self.lifecycle.check_in_now(persona).result(), done)
+
+    def edit_checklist(self, persona: str) -> None:
+        """Open the persona's HEARTBEAT.md in the user's editor; when there is none, open the
+        persona's folder and say so. Hearthside never creates or writes the file: what a
+        persona checks is the user's to write."""
+        r = self.row(persona)
+        if r is None:
+            return
+        folder = Path(r.path)
+        path = folder / "HEARTBEAT.md"
+
+        def opened(exists: bool) -> None:
+            if exists:
+                self.open_folder(path, "file")
+            elif self.open_folder(folder):
+                self.dialogs.append(show_message(
+                    f"{persona} has no HEARTBEAT.md yet",
+                    f"There is no HEARTBEAT.md in {persona}'s folder yet, so the folder is open instead. Create "
+                    "HEARTBEAT.md there with your editor and write in it what to check; Hearthside never writes it.",
+                    str(path)))
+
+        self.bridge.call(lambda: os.path.lexists(path), opened)
 
     def set_paused(self, persona: str, paused: bool) -> None:
         self.bridge.call(lambda: self.lifecycle.set_paused(persona, paused), lambda _: self.refresh())

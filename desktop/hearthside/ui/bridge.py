@@ -85,7 +85,12 @@ class Bridge(QObject):
     def call(self, fn: Callable[[], T], done: Callable[[T], None] | None = None,
              failed: Failed | None = None) -> concurrent.futures.Future[T]:
         """Run blocking ``fn`` on a worker thread; ``done(result)``/``failed(exc)`` run on the
-        Qt thread."""
+        Qt thread. After :meth:`close` (the app is quitting) nothing runs: a signal still in the
+        Qt queue (a check-in that ended during the quit) must not raise on a stopped pool."""
+        if self._closed.is_set():
+            cancelled: concurrent.futures.Future[T] = concurrent.futures.Future()
+            cancelled.cancel()
+            return cancelled
         future = self._pool.submit(fn)
         future.add_done_callback(lambda f: self._report(f, done, failed))
         return future

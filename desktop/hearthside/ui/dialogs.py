@@ -9,6 +9,8 @@ can copy errors, Escape closes them and the default button takes Enter.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QApplication,
@@ -27,7 +29,8 @@ from .safetext import PlainLabel
 class MessageDialog(QDialog):
     """A non-modal note: a title, one or more sentences, optionally a path with *Copy path*."""
 
-    def __init__(self, title: str, text: str, path: str = "", parent: QWidget | None = None) -> None:
+    def __init__(self, title: str, text: str, path: str = "", parent: QWidget | None = None,
+                 actions: Sequence[tuple[str, Callable[[], object]]] = ()) -> None:
         super().__init__(parent)
         self.setWindowTitle(title)
         self.setWindowIcon(hearth_icon())
@@ -51,8 +54,17 @@ class MessageDialog(QDialog):
             copy.clicked.connect(self.copy_path)
             buttons.addButton(copy, QDialogButtonBox.ButtonRole.ActionRole)
             self.copy_button = copy
+        self.action_buttons: list[QPushButton] = []
+        for label, act in actions:  # e.g. "Edit HEARTBEAT.md…": does it, then closes the note
+            b = QPushButton(label)
+            b.setAccessibleName(label.rstrip("…"))
+            b.clicked.connect(lambda _=False, act=act: (act(), self.close()))
+            buttons.addButton(b, QDialogButtonBox.ButtonRole.ActionRole)
+            self.action_buttons.append(b)
         close = buttons.addButton(QDialogButtonBox.StandardButton.Close)
-        close.setDefault(True)
+        close.setDefault(not actions)
+        if self.action_buttons:
+            self.action_buttons[0].setDefault(True)
         close.setAccessibleName("Close")
         buttons.rejected.connect(self.close)
         close.clicked.connect(self.close)
@@ -65,9 +77,11 @@ class MessageDialog(QDialog):
             self.copy_button.setText("Copied")
 
 
-def show_message(title: str, text: str, path: str = "", parent: QWidget | None = None) -> MessageDialog:
-    """Show a :class:`MessageDialog` (non-modal, in front) and return it."""
-    dlg = MessageDialog(title, text, path, parent)
+def show_message(title: str, text: str, path: str = "", parent: QWidget | None = None,
+                 actions: Sequence[tuple[str, Callable[[], object]]] = ()) -> MessageDialog:
+    """Show a :class:`MessageDialog` (non-modal, in front) and return it; ``actions`` are
+    (label, what it does) buttons beside *Close*, the first one the default."""
+    dlg = MessageDialog(title, text, path, parent, actions)
     dlg.show()
     dlg.raise_()
     dlg.activateWindow()

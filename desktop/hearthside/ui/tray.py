@@ -37,6 +37,8 @@ if TYPE_CHECKING:
     from ..app.lifecycle import PersonaRow
 
 FIRST_PERSONA = "Create your first persona…"
+#: A persona whose HEARTBEAT.md has nothing to check: every check-in would be skipped.
+NO_CHECKLIST = "No checklist yet — Edit HEARTBEAT.md…"
 
 
 class TrayShell(Protocol):
@@ -64,6 +66,7 @@ class TrayShell(Protocol):
     def open_notice(self, notice: Notice | None) -> None: ...
     def open_folder(self, path: str | Path, what: str = "folder") -> bool: ...
     def check_in_now(self, persona: str) -> None: ...
+    def edit_checklist(self, persona: str) -> None: ...
     def set_paused(self, persona: str, paused: bool) -> None: ...
     def set_autostart(self, on: bool) -> None: ...
     def show_chat(self, persona: str, alert: str | None = None) -> QWidget: ...
@@ -85,6 +88,8 @@ def status_line(r: PersonaRow) -> str:
         return "folder missing"
     if r.paused:
         hb = "check-ins paused"
+    elif r.no_checklist:
+        hb = "no checklist yet"
     elif r.interval_minutes <= 0:
         hb = "check-ins off"
     elif r.next_run is not None:
@@ -93,6 +98,8 @@ def status_line(r: PersonaRow) -> str:
         hb = f"check-in every {r.interval_minutes:g} min"
     if r.last_status == "failed":
         hb += " (last one failed)"
+    if r.snoozed_until is not None:
+        hb += f", alerts snoozed until {r.snoozed_until.astimezone().strftime('%H:%M')}"
     drift = f"{r.waiting} change(s) to review" if r.waiting else "no changes waiting"
     return f"{hb} · {drift}"
 
@@ -177,9 +184,12 @@ class TrayController:
         elif r.paused:
             title += " (paused)"
         sub = QMenu(menu_text(title), self.menu)  # a folder name: no mnemonic, no bidi, one line
-        sub.addAction(self._info(status_line(r).capitalize()))
-        sub.addSeparator()
         name, paused, path = r.name, r.paused, r.path  # as shown now, not as when clicked
+        if r.no_checklist:  # instead of "Check-in every 30 min" that would only ever skip
+            sub.addAction(menu_text(NO_CHECKLIST), lambda: shell.edit_checklist(name))
+        else:
+            sub.addAction(self._info(status_line(r).capitalize()))
+        sub.addSeparator()
         acts = [
             sub.addAction("Chat…", lambda: shell.show_chat(name)),
             sub.addAction("Check in now", lambda: shell.check_in_now(name)),

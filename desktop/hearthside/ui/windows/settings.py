@@ -48,6 +48,7 @@ from .managekit import (
     row,
 )
 from .searchbox import SearchProviderBox
+from .settings_times import CheckinTimesBox
 
 LOCAL = "Local time (this computer)"
 _ZONES: list[str] | None = None
@@ -147,6 +148,10 @@ class SettingsWindow(ManageWindow):
         self.no_personas.hide()
         f.addRow(self.no_personas)
         lay.addWidget(box)
+
+        # check-in times (set times, days, catch-up): a section of its own (settings_times.py)
+        self.times_box = CheckinTimesBox()
+        lay.addWidget(self.times_box)
 
         # strict mode
         box = named(QGroupBox("Strict mode (all personas)"), "Strict mode")
@@ -254,7 +259,7 @@ class SettingsWindow(ManageWindow):
         self.persona.blockSignals(False)
         self.no_personas.setVisible(not self.personas)
         for w in (self.persona, self.interval, self.active_start, self.active_end, self.active_overnight,
-                  self.timezone, self.paused):
+                  self.timezone, self.paused, *self.times_box.controls()):
             w.setEnabled(bool(self.personas))
         self._fill_persona()
         self.strict.setChecked(values["strict"])
@@ -283,6 +288,7 @@ class SettingsWindow(ManageWindow):
         self.paused.setChecked(paused is True or str(paused).lower() in ("true", "yes", "on", "1"))
         for w in (self.interval, self.active_start, self.timezone, self.quiet_start):
             _mark(w, "")
+        self.times_box.fill(s)
 
     def _show_safe_mode(self) -> None:
         if self.app.safe_mode:
@@ -321,6 +327,7 @@ class SettingsWindow(ManageWindow):
             was_paused = was_paused is True or str(was_paused).lower() in ("true", "yes", "on", "1")
             if self.paused.isChecked() != was_paused:
                 sched["paused"] = self.paused.isChecked()
+            sched.update(self.times_box.changes())
         notes: dict[str, Any] = {}
         if self.notify_on.isChecked() != self.values.get("notify_on", True):
             notes["enabled"] = self.notify_on.isChecked()
@@ -350,6 +357,7 @@ class SettingsWindow(ManageWindow):
                 if key in errors:
                     marks[w] = errors[key]
                     reasons.append(_cap(errors[key]))
+            reasons += self.times_box.problems()
         why = check_hours(self.quiet_start.text().strip(), self.quiet_end.text().strip(),
                           self.quiet_overnight.isChecked(), "quiet hours")
         if why:
