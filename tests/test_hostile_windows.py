@@ -265,7 +265,9 @@ def _run(coro: Any) -> Any:
     return asyncio.run(asyncio.wait_for(coro, 120))
 
 
-def test_a_hostile_check_in_is_shown_as_text_in_notifications_and_the_tray(qtbot, app_context, bad, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_a_hostile_check_in_is_shown_as_text_in_notifications_and_the_tray(
+    qtbot, app_context, bad, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
     """A check-in whose reply is markup (notified) and one whose model error is markup (failed):
     the history table's cells and tooltips, the main window's status and the balloon the tray
     would show; a persona folder named with markup in the tray's menu and the balloon's title."""

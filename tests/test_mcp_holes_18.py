@@ -28,6 +28,7 @@ from hearthside.adapters.secrets import KeyringSecretStore
 from hearthside.app.model import key_may_travel
 from hearthside.core.mcpconfig import (
     McpConfigError,
+    SecretRef,
     ServerConfig,
     is_loopback_host,
     validate_server,
@@ -186,8 +187,7 @@ def test_only_literal_loopback_or_localhost_itself_counts_as_this_computer() -> 
     for host in ("evil.localhost", "localhost.evil.com", "127.0.0.1.nip.io", "localhost.", "10.0.0.1", ""):
         assert not is_loopback_host(host), host
     cfg = ServerConfig("ev", "http", url="http://evil.localhost:8000/mcp",
-                       headers={"Authorization": __import__("hearthside.core.mcpconfig", fromlist=["SecretRef"]).SecretRef(
-                           "mcp/ev/header/authorization")})
+                       headers={"Authorization": SecretRef("mcp/ev/header/authorization")})
     with pytest.raises(McpConfigError, match="plain http"):
         validate_server(cfg)
     assert not key_may_travel("http://evil.localhost:11434/v1")

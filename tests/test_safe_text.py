@@ -295,14 +295,16 @@ def lint_ui(root: Path = UI) -> list[str]:
             if isinstance(node, ast.ClassDef):
                 for base in node.bases:
                     if _name(base) in BANNED_CLASSES:
-                        problems.append(f"{where}:{node.lineno}: subclasses {_name(base)}: {BANNED_CLASSES[_name(base)]}")
+                        why = BANNED_CLASSES[_name(base)]
+                        problems.append(f"{where}:{node.lineno}: subclasses {_name(base)}: {why}")
             if not isinstance(node, ast.Call):
                 continue
             fn = _name(node.func)
             line = lines[node.lineno - 1]
             if PRAGMA in line:
                 continue
-            if fn in BANNED_CLASSES and (isinstance(node.func, ast.Name) or _name(getattr(node.func, "value", None)) != "QMessageBox"):
+            if fn in BANNED_CLASSES and (isinstance(node.func, ast.Name)
+                                         or _name(getattr(node.func, "value", None)) != "QMessageBox"):
                 problems.append(f"{where}:{node.lineno}: {fn}(...): {BANNED_CLASSES[fn]}")
             elif isinstance(node.func, ast.Attribute) and _name(node.func.value) == "QMessageBox" and fn in (
                     "information", "warning", "critical", "question", "about"):
