@@ -154,7 +154,8 @@ def main() -> None:
             return lat, base, first
 
         lat, base, first = asyncio.run(heartbeats())
-    print(f"heartbeat tick -> model request: median {med_ms(lat):.1f} ms (p95 {sorted(lat)[int(len(lat) * .95)] * 1000:.1f} ms); "
+    p95 = sorted(lat)[int(len(lat) * .95)]
+    print(f"heartbeat tick -> model request: median {med_ms(lat):.1f} ms (p95 {p95 * 1000:.1f} ms); "
           f"first tick incl. loading plugin packs {first * 1000:.0f} ms")
     print(f"  baseline bare request -> arrival: {med_ms(base):.2f} ms; overhead {med_ms(lat) - med_ms(base):.1f} ms")
 

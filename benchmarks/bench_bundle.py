@@ -87,7 +87,8 @@ def main() -> None:
         venv_size, venv_alloc = disk_usage(ROOT / ".venv")
         print(f"archive {archive.name}: {archive.stat().st_size / mb:.1f} MB")
         print(f"unpacked bundle: {size / mb:.1f} MB of files, {alloc / mb:.1f} MB on disk (target <= 200 MB)")
-        print(f"for comparison, the checkout's .venv: {venv_size / mb:.1f} MB of files, {venv_alloc / mb:.1f} MB on disk")
+        print(f"for comparison, the checkout's .venv: {venv_size / mb:.1f} MB of files, "
+              f"{venv_alloc / mb:.1f} MB on disk")
 
         home = Path(tmp) / "home"
         home.mkdir()

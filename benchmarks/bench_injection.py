@@ -99,7 +99,8 @@ def main() -> None:
     }
     current.scan_for_injection("ｘ")  # build the NFKC table once, as a session would
     for label, text in texts.items():
-        row = f"scan 2 MiB {label}: current median {median_ms(lambda t=text: current.scan_for_injection(t), a.runs):.1f} ms"
+        now = median_ms(lambda t=text: current.scan_for_injection(t), a.runs)
+        row = f"scan 2 MiB {label}: current median {now:.1f} ms"
         if old is not None:
             row += f"; old median {median_ms(lambda t=text: old.scan_for_injection(t), a.runs):.1f} ms"
         print(row)

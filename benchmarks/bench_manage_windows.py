@@ -266,7 +266,8 @@ def main() -> None:
         print(f"longest event-loop stall while {label}: {ms:5.1f} ms (target <= 50 ms, ratio {ms / 50:.2f}) "
               f"{verdict}; {extra}")
     print(json.dumps({"open_ms": results, "cold_pack_load_ms": cold * 1000,
-                      "stall_idle_ms": idle_stall, "stall_install_ms": install_stall, "stall_connect_ms": connect_stall}))
+                      "stall_idle_ms": idle_stall, "stall_install_ms": install_stall,
+                      "stall_connect_ms": connect_stall}))
     bridge.close()
 
 

@@ -27,11 +27,15 @@ from hearthside.adapters.atomicfile import write_atomic
 from hearthside.adapters.memory_store import JsonMemoryStore
 from hearthside.core.memory.model import MemoryDocument
 
-WORDS = ["coffee", "tea", "lisbon", "porto", "sister", "brother", "meeting", "sync", "budget", "garden", "bike", "train", "music", "piano", "book", "novel", "doctor", "dentist", "invoice", "holiday", "birthday", "dinner", "lunch", "recipe", "oat", "milk", "project", "deadline", "report", "weekend", "morning", "evening", "run", "swim", "yoga", "cat", "dog", "plant"]
+WORDS = ["coffee", "tea", "lisbon", "porto", "sister", "brother", "meeting", "sync", "budget", "garden", "bike",
+         "train", "music", "piano", "book", "novel", "doctor", "dentist", "invoice", "holiday", "birthday", "dinner",
+         "lunch", "recipe", "oat", "milk", "project", "deadline", "report", "weekend", "morning", "evening", "run",
+         "swim", "yoga", "cat", "dog", "plant"]
 
 
 def ms(samples: list[float]) -> str:
-    return f"median {statistics.median(samples) * 1000:.2f} ms (p95 {sorted(samples)[int(len(samples) * .95)] * 1000:.2f} ms)"
+    p95 = sorted(samples)[int(len(samples) * .95)]
+    return f"median {statistics.median(samples) * 1000:.2f} ms (p95 {p95 * 1000:.2f} ms)"
 
 
 def fill(folder: Path, n: int, rng: random.Random) -> JsonMemoryStore:

@@ -483,6 +483,11 @@ def http_servers(n: int, **kw: object) -> Iterator[list[HttpServerProcess]]:
             s.kill()
 
 
+def mcp_file(home: Path) -> Path:
+    """Where Hearthside keeps the MCP servers of the (test) home ``home``."""
+    return home / ".config" / "hearthside" / "mcp.json"
+
+
 def secret_key(mcp_file: Path, ref: str) -> str:
     """The keyring entry Hearthside keeps ``ref`` under: bound to its server's entry id in
     ``mcp_file`` (``mcp/<server>/...#<id>``)."""

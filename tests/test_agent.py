@@ -49,7 +49,8 @@ def test_read_only_calls_of_one_turn_run_concurrently() -> None:
             return f"saw {what}"
 
         t = FunctionTool("look", "look", look, {"type": "object", "properties": {"what": {"type": "string"}}})
-        with FakeModel([{"tool_calls": [("look", '{"what": "a"}'), ("look", '{"what": "b"}')]}, {"text": "done"}]) as fm:
+        calls = [("look", '{"what": "a"}'), ("look", '{"what": "b"}')]
+        with FakeModel([{"tool_calls": calls}, {"text": "done"}]) as fm:
             res = await Agent(model(fm), [t], "sys").send("go")
             return res, fm.requests
 

@@ -22,7 +22,8 @@ from personas import FILES, make_persona, use_model
 
 def _ics(start: dt.datetime, title: str) -> str:
     end = start + dt.timedelta(minutes=30)
-    return ("BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//t//EN\r\nBEGIN:VEVENT\r\nUID:m1\r\nDTSTAMP:20260101T000000Z\r\n"
+    return ("BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//t//EN\r\n"
+            "BEGIN:VEVENT\r\nUID:m1\r\nDTSTAMP:20260101T000000Z\r\n"
             f"DTSTART:{start:%Y%m%dT%H%M%SZ}\r\nDTEND:{end:%Y%m%dT%H%M%SZ}\r\nSUMMARY:{title}\r\nLOCATION:Room 4\r\n"
             "END:VEVENT\r\nEND:VCALENDAR\r\n")
 

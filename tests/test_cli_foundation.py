@@ -104,7 +104,8 @@ def test_persona_new_character_replaces_the_starter_character(run_cli, app_paths
     assert "\n\nOak is kind.\n\n" in (app_paths.personas_dir / "Oak" / "SOUL.md").read_text()
     # Without the options the starter text stays.
     assert run_cli("persona", "new", "Plain").returncode == 0
-    assert "Plain is calm, kind and a little dry-humoured." in (app_paths.personas_dir / "Plain" / "SOUL.md").read_text()
+    soul = (app_paths.personas_dir / "Plain" / "SOUL.md").read_text()
+    assert "Plain is calm, kind and a little dry-humoured." in soul
 
 
 def test_the_starter_soul_holds_the_character_paragraph_an_answer_replaces() -> None:

@@ -21,14 +21,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QImage
 
 sys.path.insert(0, str(Path(__file__).parent))
 from fakemodel import FakeModel
 from mcp_helpers import HttpServerProcess
 from personas import make_persona, use_model
-from ui_helpers import make_bridge
+from ui_helpers import make_bridge, shown_safely
 
 #: A FIFO read on the GUI thread blocks in C, where no signal gets through: the thread method
 #: ends the whole test process instead (a hang fails the run).
@@ -47,67 +46,6 @@ def bad(tmp_path: Path) -> Iterator[str]:
     os.mkfifo(fifo)
     yield (f'<img src="file://{red}" width="40" height="40"><img src="file://{fifo}">'
            '<b>Your key expired</b> &amp; paste it below')
-
-
-def red_pixels(widget: Any) -> int:
-    """How many pure-red pixels the widget draws (a rendered image of red.png)."""
-    img = widget.grab().toImage()
-    n = 0
-    for y in range(0, img.height(), 2):
-        for x in range(0, img.width(), 2):
-            c = img.pixelColor(x, y)
-            if c.red() > 240 and c.green() < 20 and c.blue() < 20:
-                n += 1
-    return n
-
-
-def shown_safely(window: Any, marker: str = "<img") -> list[str]:
-    """Assert that every place in ``window`` showing hostile text shows it as text, and return
-    those places (a walk that found none proves nothing): a label with the raw markup is plain
-    text; a rich label carries it escaped; every tooltip is escaped; table and list cells are
-    item text (never rendered); nothing red is drawn."""
-    from hearthside.ui.safetext import SafeBrowser
-    from PySide6.QtWidgets import QAbstractItemView, QLabel, QTextEdit, QWidget
-
-    escaped = marker.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    seen: list[str] = []
-    for lab in window.findChildren(QLabel):
-        name = lab.accessibleName() or lab.objectName() or type(lab).__name__
-        if marker in lab.text():
-            assert lab.textFormat() == Qt.TextFormat.PlainText, (name, lab.text())
-            seen.append(f"label {name}")
-        elif escaped in lab.text():
-            assert lab.textFormat() == Qt.TextFormat.RichText, (name, lab.text())
-            seen.append(f"rich label {name}")
-    for w in [window, *window.findChildren(QWidget)]:
-        assert marker not in w.toolTip(), (w.accessibleName(), w.toolTip())
-        if escaped in w.toolTip():
-            seen.append(f"tooltip {w.accessibleName()}")
-    for view in window.findChildren(QAbstractItemView):
-        model = view.model()
-        from PySide6.QtCore import QModelIndex
-
-        try:
-            columns = model.columnCount(QModelIndex())
-        except TypeError:  # a list's model keeps it private: one column
-            columns = 1
-        for r in range(model.rowCount(QModelIndex())):
-            for c in range(columns):
-                idx = model.index(r, c)
-                tip = model.data(idx, Qt.ItemDataRole.ToolTipRole) or ""
-                assert marker not in tip, tip
-                if marker in (model.data(idx, Qt.ItemDataRole.DisplayRole) or ""):
-                    seen.append(f"cell {view.accessibleName()} {r},{c}")
-                if escaped in tip:
-                    seen.append(f"cell tooltip {view.accessibleName()} {r},{c}")
-    for doc_view in window.findChildren(QTextEdit):
-        if marker in doc_view.toPlainText():
-            seen.append(f"document {doc_view.accessibleName()}")
-        if doc_view.isReadOnly():
-            assert isinstance(doc_view, SafeBrowser), type(doc_view)
-    window.adjustSize()
-    assert red_pixels(window) == 0
-    return seen
 
 
 @pytest.fixture
@@ -265,7 +203,9 @@ def _run(coro: Any) -> Any:
     return asyncio.run(asyncio.wait_for(coro, 120))
 
 
-def test_a_hostile_check_in_is_shown_as_text_in_notifications_and_the_tray(qtbot, app_context, bad, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_a_hostile_check_in_is_shown_as_text_in_notifications_and_the_tray(
+    qtbot, app_context, bad, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
     """A check-in whose reply is markup (notified) and one whose model error is markup (failed):
     the history table's cells and tooltips, the main window's status and the balloon the tray
     would show; a persona folder named with markup in the tray's menu and the balloon's title."""

@@ -325,7 +325,9 @@ LOCK_COMMANDS: dict[str, tuple[tuple[str, ...], int]] = {
 
 
 @pytest.mark.parametrize("which", sorted(LOCK_COMMANDS))
-def test_a_lock_file_that_is_a_fifo_is_refused_with_a_sentence_naming_it(run_cli, app_context, model, which: str) -> None:  # type: ignore[no-untyped-def]
+def test_a_lock_file_that_is_a_fifo_is_refused_with_a_sentence_naming_it(
+    run_cli, app_context, model, which: str
+) -> None:  # type: ignore[no-untyped-def]
     make_persona(app_context)
     lock = _lock_paths(app_context)[which]
     lock.parent.mkdir(parents=True, exist_ok=True)

@@ -8,13 +8,9 @@ from pathlib import Path
 
 import pytest
 from hearthside.adapters.secrets import KeyringSecretStore
-from mcp_helpers import HttpServerProcess, secret_key, stdio_command, stored_secret
+from mcp_helpers import HttpServerProcess, mcp_file, secret_key, stdio_command, stored_secret
 
 pytestmark = pytest.mark.keyring
-
-
-def mcp_json(home: Path) -> Path:
-    return home / ".config" / "hearthside" / "mcp.json"
 
 
 @pytest.mark.slow
@@ -51,14 +47,14 @@ def test_add_list_tools_test_rotate_and_remove_over_the_cli(  # type: ignore[no-
 
         assert run_cli("mcp", "remove", "demo").returncode == 0
         assert KeyringSecretStore().get("mcp/demo/header/authorization") is None
-        assert json.loads(mcp_json(isolated_home).read_text())["servers"] == {}
+        assert json.loads(mcp_file(isolated_home).read_text())["servers"] == {}
 
 
 def test_secret_on_the_command_line_is_refused_and_nothing_is_written(run_cli, isolated_home: Path) -> None:  # type: ignore[no-untyped-def]
     proc = run_cli("mcp", "add", "x", "--url", "https://h.example/mcp", "--header", "Authorization=Bearer argv-123")
     assert proc.returncode == 2
     assert "never taken from the command line" in proc.stderr
-    assert not mcp_json(isolated_home).exists()
+    assert not mcp_file(isolated_home).exists()
 
 
 def test_import_of_malformed_json_names_line_and_column_and_imports_nothing(  # type: ignore[no-untyped-def]
@@ -69,7 +65,7 @@ def test_import_of_malformed_json_names_line_and_column_and_imports_nothing(  # 
     proc = run_cli("mcp", "import", str(bad))
     assert proc.returncode == 1
     assert "line 4, column 5" in proc.stderr and "nothing was imported" in proc.stderr
-    assert not mcp_json(isolated_home).exists()
+    assert not mcp_file(isolated_home).exists()
 
 
 @pytest.mark.parametrize("kind", ["fifo", "dev-zero", "directory", "binary"])
@@ -93,7 +89,7 @@ def test_import_of_something_that_is_not_a_config_file_fails_fast(  # type: igno
     reason = {"fifo": "named pipe", "dev-zero": "character device", "directory": "is a directory",
               "binary": "not UTF-8"}[kind]
     assert reason in proc.stderr and "Traceback" not in proc.stderr
-    assert not mcp_json(isolated_home).exists()
+    assert not mcp_file(isolated_home).exists()
 
 
 @pytest.mark.parametrize(
@@ -113,18 +109,18 @@ def test_import_refuses_bad_servers_whole(  # type: ignore[no-untyped-def]
     f.write_text(json.dumps({"mcpServers": {"fine": {"command": "x"}, **servers}}))
     proc = run_cli("mcp", "import", str(f))
     assert proc.returncode == 1 and message in proc.stderr
-    assert not mcp_json(isolated_home).exists()
+    assert not mcp_file(isolated_home).exists()
 
 
 def test_import_refuses_a_name_that_already_exists(run_cli, isolated_home: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     assert run_cli("mcp", "add", "dup", "--command", "true").returncode == 0
-    before = mcp_json(isolated_home).read_text()
+    before = mcp_file(isolated_home).read_text()
     f = tmp_path / "cursor.json"
     f.write_text(json.dumps({"mcpServers": {"other": {"command": "y"}, "dup": {"command": "z"}}}))
     proc = run_cli("mcp", "import", str(f))
     assert proc.returncode == 1 and "already exists, so nothing was imported" in proc.stderr
     assert "hearthside mcp remove dup" in proc.stderr and "pick another name" not in proc.stderr
-    assert mcp_json(isolated_home).read_text() == before
+    assert mcp_file(isolated_home).read_text() == before
 
 
 def test_import_moves_secrets_to_the_keyring_and_leaves_the_file_alone(  # type: ignore[no-untyped-def]
@@ -147,8 +143,8 @@ def test_import_moves_secrets_to_the_keyring_and_leaves_the_file_alone(  # type:
     listing = run_cli("mcp", "list").stdout
     assert "env secret GITHUB_TOKEN is set" in listing
     assert "header secret X-API-Key is NOT SET" in listing
-    assert token not in mcp_json(isolated_home).read_text()
-    key = secret_key(mcp_json(isolated_home), "mcp/gh/env/GITHUB_TOKEN")
+    assert token not in mcp_file(isolated_home).read_text()
+    key = secret_key(mcp_file(isolated_home), "mcp/gh/env/GITHUB_TOKEN")
     assert KeyringSecretStore().get(key) == token
     assert run_cli("mcp", "remove", "gh").returncode == 0
     assert KeyringSecretStore().get(key) is None
@@ -157,7 +153,7 @@ def test_import_moves_secrets_to_the_keyring_and_leaves_the_file_alone(  # type:
 def test_crlf_in_a_header_is_refused(run_cli, secret_service, isolated_home: Path) -> None:  # type: ignore[no-untyped-def]
     proc = run_cli("mcp", "add", "h", "--url", "https://h.example/mcp", "--header", "X-Trace=a\r\nX-Evil: 1")
     assert proc.returncode == 1 and "line break" in proc.stderr
-    assert not mcp_json(isolated_home).exists()
+    assert not mcp_file(isolated_home).exists()
     assert run_cli("mcp", "add", "h", "--url", "https://h.example/mcp").returncode == 0
     proc = run_cli("mcp", "set-secret", "h", "Authorization", input="Bearer ok\rX-Evil: 1\n")
     assert proc.returncode == 1 and "line break" in proc.stderr
@@ -166,7 +162,7 @@ def test_crlf_in_a_header_is_refused(run_cli, secret_service, isolated_home: Pat
 
 def test_unparsable_mcp_json_is_reported_with_its_place_and_never_moved(  # type: ignore[no-untyped-def]
         run_cli, isolated_home: Path) -> None:
-    path = mcp_json(isolated_home)
+    path = mcp_file(isolated_home)
     path.parent.mkdir(parents=True)
     path.write_text("{ not json")
     proc = run_cli("mcp", "list", "--json")
@@ -187,7 +183,7 @@ def test_a_hand_edit_with_a_trailing_comma_stays_put_refuses_writes_until_start_
     """A read never moves the user's file: ``mcp list`` says where it is wrong (once) and uses
     no servers; every command that would write mcp.json refuses with the same place; the file
     is byte-identical throughout; ``mcp start-over`` keeps it as a 0600 backup and works."""
-    path = mcp_json(isolated_home)
+    path = mcp_file(isolated_home)
     path.parent.mkdir(parents=True)
     path.write_bytes(TRAILING_COMMA)
     path.chmod(0o644)
@@ -233,7 +229,7 @@ def test_secret_pasted_into_mcp_json_by_hand_is_moved_into_the_keyring(  # type:
     run_cli, secret_service, isolated_home: Path
 ) -> None:
     token = f"Bearer hand-{uuid.uuid4().hex}"
-    path = mcp_json(isolated_home)
+    path = mcp_file(isolated_home)
     path.parent.mkdir(parents=True)
     path.write_text(json.dumps({"servers": {"hand": {"type": "http", "url": "https://h.example/mcp",
                                                      "headers": {"Authorization": token}}}}))
@@ -256,7 +252,7 @@ def test_a_change_waits_for_another_process_holding_the_config_lock(  # type: ig
 ) -> None:
     import filelock
 
-    path = mcp_json(isolated_home)
+    path = mcp_file(isolated_home)
     path.parent.mkdir(parents=True)
     lock = filelock.FileLock(str(path) + ".lock")
     with lock:
@@ -273,13 +269,13 @@ def test_secret_header_over_plain_http_to_another_host_is_refused_before_asking_
     proc = run_cli("mcp", "add", "far", "--url", "http://mcp.example.com/mcp", "--secret-header",
                    "Authorization", input=secret + "\n")
     assert proc.returncode == 1 and "plain http" in proc.stderr and "--allow-insecure-http" in proc.stderr
-    assert not mcp_json(isolated_home).exists()
+    assert not mcp_file(isolated_home).exists()
     assert KeyringSecretStore().get("mcp/far/header/authorization") is None
     opted = run_cli("mcp", "add", "far", "--url", "http://mcp.example.com/mcp", "--secret-header",
                     "Authorization", "--allow-insecure-http", input=secret + "\n")
     assert opted.returncode == 0, opted.stderr
-    assert json.loads(mcp_json(isolated_home).read_text())["servers"]["far"]["allow_insecure_http"] is True
-    assert stored_secret(mcp_json(isolated_home), "mcp/far/header/authorization") == secret
+    assert json.loads(mcp_file(isolated_home).read_text())["servers"]["far"]["allow_insecure_http"] is True
+    assert stored_secret(mcp_file(isolated_home), "mcp/far/header/authorization") == secret
     assert run_cli("mcp", "remove", "far").returncode == 0
 
 
@@ -330,7 +326,7 @@ def test_a_secret_pasted_as_an_argument_is_refused_without_echoing_it(  # type: 
     assert proc.returncode == 2 and "never taken from the command line" in proc.stderr
     assert pasted.split()[1] not in proc.stdout + proc.stderr
     store = KeyringSecretStore()
-    assert store.get(secret_key(mcp_json(isolated_home), "mcp/pst/header/authorization")) is None
+    assert store.get(secret_key(mcp_file(isolated_home), "mcp/pst/header/authorization")) is None
     assert pasted not in (store.get("model/api_key") or "")
 
 

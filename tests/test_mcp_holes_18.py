@@ -28,18 +28,15 @@ from hearthside.adapters.secrets import KeyringSecretStore
 from hearthside.app.model import key_may_travel
 from hearthside.core.mcpconfig import (
     McpConfigError,
+    SecretRef,
     ServerConfig,
     is_loopback_host,
     validate_server,
 )
 from hearthside.core.redact import redact
-from mcp_helpers import HttpServerProcess, RawServer, secret_key, stdio_command
+from mcp_helpers import HttpServerProcess, RawServer, mcp_file, secret_key, stdio_command
 
 pytestmark = pytest.mark.keyring
-
-
-def _mcp_file(home: Path) -> Path:
-    return home / ".config" / "hearthside" / "mcp.json"
 
 
 def _wait(pred, timeout: float = 60.0) -> bool:  # type: ignore[no-untyped-def]
@@ -69,7 +66,7 @@ def test_an_imported_file_with_a_secret_reference_is_refused_and_adds_nothing(  
     assert proc.returncode == 1, proc.stdout
     [line] = proc.stderr.strip().splitlines()
     assert "'gh'" in line and "nothing was imported" in line and "mcp/gh/" in line
-    assert not _mcp_file(isolated_home).exists()
+    assert not mcp_file(isolated_home).exists()
 
 
 # --- hole 2 (b): a secret left behind is orphaned ----------------------------------------------
@@ -80,7 +77,7 @@ def test_a_secret_left_behind_is_never_sent_listed_by_doctor_and_deleted(  # typ
     run_cli, secret_service, isolated_home: Path, tmp_path: Path, how: str
 ) -> None:
     token = f"Bearer gh-{uuid.uuid4().hex}"
-    path = _mcp_file(isolated_home)
+    path = mcp_file(isolated_home)
     assert run_cli("mcp", "add", "gh", "--url", "https://api.example.com/mcp", "--secret-header",
                    "Authorization", input=token + "\n").returncode == 0
     old_key = secret_key(path, "mcp/gh/header/authorization")
@@ -186,8 +183,7 @@ def test_only_literal_loopback_or_localhost_itself_counts_as_this_computer() -> 
     for host in ("evil.localhost", "localhost.evil.com", "127.0.0.1.nip.io", "localhost.", "10.0.0.1", ""):
         assert not is_loopback_host(host), host
     cfg = ServerConfig("ev", "http", url="http://evil.localhost:8000/mcp",
-                       headers={"Authorization": __import__("hearthside.core.mcpconfig", fromlist=["SecretRef"]).SecretRef(
-                           "mcp/ev/header/authorization")})
+                       headers={"Authorization": SecretRef("mcp/ev/header/authorization")})
     with pytest.raises(McpConfigError, match="plain http"):
         validate_server(cfg)
     assert not key_may_travel("http://evil.localhost:11434/v1")

@@ -39,7 +39,8 @@ def test_pack_servers_are_listed_with_their_secret_needs(service: McpService) ->
     assert packed.config.source == "pack:example-pack"
     assert packed.description == "An example server from a pack"
     (need,) = packed.secrets
-    assert (need.key, need.kind, need.is_set, need.description) == ("PACK_TOKEN", "env", False, "Your Example API token")
+    assert (need.key, need.kind, need.is_set, need.description) == (
+        "PACK_TOKEN", "env", False, "Your Example API token")
     assert entries["web"].secrets[0].kind == "header"
 
 

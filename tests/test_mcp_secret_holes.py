@@ -26,13 +26,9 @@ from hearthside.core.mcpconfig import (
     parse_stored,
     short_tool_name,
 )
-from mcp_helpers import LONG_TOOL_NAMES, HttpServerProcess, secret_key, stdio_command, stored_secret
+from mcp_helpers import LONG_TOOL_NAMES, HttpServerProcess, mcp_file, secret_key, stdio_command, stored_secret
 
 pytestmark = pytest.mark.keyring
-
-
-def _mcp_file(home: Path) -> Path:
-    return home / ".config" / "hearthside" / "mcp.json"
 
 
 def _everything(home: Path) -> bytes:
@@ -46,7 +42,7 @@ def test_a_hand_edited_reference_to_the_model_key_is_refused_never_sent_never_de
     assert run_cli("model", "set-key", input=model_key + "\n").returncode == 0
     srv = HttpServerProcess(record_headers=tmp_path / "headers.jsonl").start()
     try:
-        path = _mcp_file(isolated_home)
+        path = mcp_file(isolated_home)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps({"version": 1, "servers": {"docs": {
             "type": "http", "url": srv.url, "headers": {"X-Trace": {"secret": "model/api_key"}}}}}))
@@ -87,16 +83,16 @@ def test_an_import_naming_another_secret_imports_nothing_and_remove_spares_it(  
         proc = run_cli("mcp", "import", str(host))
         assert proc.returncode == 1 and ref in proc.stderr and "'docs'" in proc.stderr, proc.stderr
         assert len(proc.stderr.strip().splitlines()) == 1
-    assert "docs" not in _mcp_file(isolated_home).read_text()
+    assert "docs" not in mcp_file(isolated_home).read_text()
     # even its own reference: a file from another app never holds one (issue 18 hole 2)
     host = tmp_path / "own.json"
     host.write_text(json.dumps({"mcpServers": {"docs": {
         "url": "http://127.0.0.1:9/mcp", "headers": {"X-Trace": {"secret": "mcp/docs/header/x-trace"}}}}}))
     proc = run_cli("mcp", "import", str(host))
     assert proc.returncode == 1 and "nothing was imported" in proc.stderr
-    assert "docs" not in _mcp_file(isolated_home).read_text()
+    assert "docs" not in mcp_file(isolated_home).read_text()
     assert KeyringSecretStore().get("model/api_key") == model_key
-    assert stored_secret(_mcp_file(isolated_home), "mcp/alpha/header/authorization") == "Bearer alpha-secret-1"
+    assert stored_secret(mcp_file(isolated_home), "mcp/alpha/header/authorization") == "Bearer alpha-secret-1"
 
 
 def test_a_query_secret_given_to_mcp_add_goes_to_the_keyring_not_mcp_json(  # type: ignore[no-untyped-def]
@@ -105,10 +101,10 @@ def test_a_query_secret_given_to_mcp_add_goes_to_the_keyring_not_mcp_json(  # ty
     secret = f"q{uuid.uuid4().hex}"
     proc = run_cli("mcp", "add", "q", "--url", f"https://example.invalid/mcp?region=eu&api_key={secret}")
     assert proc.returncode == 0, proc.stderr
-    text = _mcp_file(isolated_home).read_text()
+    text = mcp_file(isolated_home).read_text()
     assert secret not in text and "region=eu" in text
     assert json.loads(text)["servers"]["q"]["url_secrets"] == {"api_key": {"secret": "mcp/q/query/api_key"}}
-    key = secret_key(_mcp_file(isolated_home), "mcp/q/query/api_key")
+    key = secret_key(mcp_file(isolated_home), "mcp/q/query/api_key")
     assert KeyringSecretStore().get(key) == secret
     assert secret not in proc.stdout + proc.stderr and "?api_key" in proc.stdout
     assert run_cli("mcp", "remove", "q").returncode == 0
@@ -140,7 +136,7 @@ def test_an_import_moves_every_secret_shaped_value_and_the_child_still_gets_them
     proc = run_cli("mcp", "import", str(host))
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout + proc.stderr
-    stored = _mcp_file(isolated_home).read_text()
+    stored = mcp_file(isolated_home).read_text()
     for value in (token, f"pw{uid}", f"ntn_{uid}", env_file_secret):
         assert value not in stored and value not in out
     doc = json.loads(stored)["servers"]
@@ -183,11 +179,11 @@ def test_secret_shaped_stdio_args_given_to_mcp_add_are_stored_as_references(  # 
     token = f"t{uuid.uuid4().hex}"
     proc = run_cli("mcp", "add", "db", "--command", "server", "--", "--api-key", token, "--verbose")
     assert proc.returncode == 0, proc.stderr
-    assert token not in _mcp_file(isolated_home).read_text()
+    assert token not in mcp_file(isolated_home).read_text()
     listed = run_cli("mcp", "list", "--json")
     [entry] = json.loads(listed.stdout)
     assert entry["args"] == ["--api-key", "********", "--verbose"] and token not in listed.stdout
-    assert stored_secret(_mcp_file(isolated_home), "mcp/db/arg/2") == token
+    assert stored_secret(mcp_file(isolated_home), "mcp/db/arg/2") == token
 
 
 def test_short_tool_names_are_deterministic_unique_and_fit() -> None:
@@ -293,6 +289,6 @@ def test_an_argument_secret_can_be_entered_with_set_secret(  # type: ignore[no-u
     value = f"pat-{uuid.uuid4().hex}"
     proc = run_cli("mcp", "set-secret", "gh", "arg:2", input=value + "\n")
     assert proc.returncode == 0 and value not in proc.stdout, proc.stderr
-    assert stored_secret(_mcp_file(isolated_home), "mcp/gh/arg/2") == value
+    assert stored_secret(mcp_file(isolated_home), "mcp/gh/arg/2") == value
     bad = run_cli("mcp", "set-secret", "gh", "arg:9", input="x\n")
     assert bad.returncode == 1 and "arg:N" in bad.stderr

@@ -112,7 +112,8 @@ def test_a_held_lock_times_out_with_an_error_naming_the_lock(tmp_path: Path) -> 
     folder.mkdir()
     holder = subprocess.Popen(
         [sys.executable, "-c",
-         "import filelock,sys,time; l=filelock.FileLock(sys.argv[1]); l.acquire(); print('held', flush=True); time.sleep(30)",
+         ("import filelock,sys,time; l=filelock.FileLock(sys.argv[1]); l.acquire(); "
+          "print('held', flush=True); time.sleep(30)"),
          str(folder / "memory.lock")], stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"

@@ -148,7 +148,9 @@ def test_a_local_server_is_found_and_offered_when_nothing_is_configured(monkeypa
     assert check.status == "warn" and "found Ollama" in check.detail and "llama3.2" in check.detail
 
 
-def test_chat_without_a_terminal_names_the_local_server_it_found_and_the_command_to_use_it(monkeypatch, app_context) -> None:  # type: ignore[no-untyped-def]
+def test_chat_without_a_terminal_names_the_local_server_it_found_and_the_command_to_use_it(
+    monkeypatch, app_context
+) -> None:  # type: ignore[no-untyped-def]
     import hearthside.app.model as mc
     from hearthside.cli.common import HandledError
     from hearthside.cli.running import model_or_offer
@@ -234,7 +236,8 @@ def test_model_use_takes_a_pasted_full_endpoint_as_its_base_url(run_cli, app_con
 def test_model_use_refuses_an_empty_model_name_and_keeps_the_settings(run_cli, app_context) -> None:  # type: ignore[no-untyped-def]
     blank = run_cli("model", "use", "http://127.0.0.1:11434/v1", "  ")
     assert blank.returncode == 1 and "model name is empty" in blank.stderr
-    assert app_context.paths.settings_file.exists() is False or "11434" not in app_context.paths.settings_file.read_text()
+    settings = app_context.paths.settings_file
+    assert settings.exists() is False or "11434" not in settings.read_text()
 
 
 def test_whole_tool_calls_streamed_at_one_index_stay_separate_calls() -> None:

@@ -93,7 +93,8 @@ def test_model_use_with_the_key_in_the_keyring_is_refused_too(run_cli, app_conte
     assert run_cli("model", "set-key", input=KEY + "\n").returncode == 0
     got = run_cli("model", "use", REMOTE, "llama3")
     assert got.returncode == 1 and "uses plain http to 203.0.113.9" in got.stderr
-    assert not app_context.paths.settings_file.exists() or "203.0.113.9" not in app_context.paths.settings_file.read_text()
+    settings = app_context.paths.settings_file
+    assert not settings.exists() or "203.0.113.9" not in settings.read_text()
 
 
 def test_an_explicit_opt_out_is_kept_for_that_endpoint_only(run_cli, app_context, no_remote) -> None:  # type: ignore[no-untyped-def]
@@ -172,7 +173,9 @@ def test_configure_refuses_before_storing_anything(app_context, keyring_without_
     assert no_remote == []
 
 
-def test_configure_test_and_discover_against_the_loopback_fake_model(app_context, keyring_without_model_key, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_configure_test_and_discover_against_the_loopback_fake_model(
+    app_context, keyring_without_model_key, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
     import hearthside.app.model as model_mod
 
     with FakeModel(model_ids=("tiny", "small")) as fm:

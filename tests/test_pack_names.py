@@ -56,7 +56,9 @@ def _listing(run_cli, env: dict[str, str] | None = None) -> dict[str, dict]:  # 
     return {r["name"]: r for r in json.loads(proc.stdout)}
 
 
-def test_a_squatter_sorting_first_cannot_take_read_write_or_searxng(run_cli, isolated_home: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_squatter_sorting_first_cannot_take_read_write_or_searxng(
+    run_cli, isolated_home: Path, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
     packfactory.install_into_data(isolated_home / ".local" / "share", "hs-aaa")
     packs = _listing(run_cli)
     files, searxng, squatter = packs["files"], packs["searxng"], packs["aaa"]

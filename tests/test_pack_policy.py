@@ -84,8 +84,8 @@ def hearthside_tools(register):
 
 def test_a_pack_thread_left_running_does_not_keep_the_command_from_exiting(run_cli, isolated_home: Path) -> None:  # type: ignore[no-untyped-def]
     data = isolated_home / ".local" / "share"
-    packfactory.write_installed_dist(packs_site(data), "hs-lingering", "[hearthside.plugins]\nlingering = hs_lingering\n",
-                                     THREAD_AT_IMPORT)
+    packfactory.write_installed_dist(packs_site(data), "hs-lingering",
+                                     "[hearthside.plugins]\nlingering = hs_lingering\n", THREAD_AT_IMPORT)
     proc = run_cli("plugins", "list", "--json", timeout=60)
     assert proc.returncode == 0, proc.stderr
     packs = {r["name"]: r for r in json.loads(proc.stdout)}

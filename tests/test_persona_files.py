@@ -138,7 +138,8 @@ def test_openclaw_extra_files_are_noted_not_composed(tmp_path: Path) -> None:
     comp = compose_persona(tmp_path)
     assert comp.soul == "## SOUL.md\n\nYou are Kip." and comp.found == ("SOUL.md",)
     assert set(comp.extras) == {"BOOTSTRAP.md", "BOOT.md", "memory.md"}
-    assert comp.extras["BOOTSTRAP.md"].startswith("this persona relies on BOOTSTRAP.md: IDENTITY.md and USER.md are missing")
+    assert comp.extras["BOOTSTRAP.md"].startswith(
+        "this persona relies on BOOTSTRAP.md: IDENTITY.md and USER.md are missing")
     assert "HEARTBEAT.md" in comp.extras["BOOT.md"]
     assert "Rename it to MEMORY.md" in comp.extras["memory.md"]
 

@@ -119,7 +119,8 @@ def test_install_of_a_name_that_does_not_exist_shows_pips_error_and_records_noth
 def test_install_of_a_file_that_is_not_there_says_so_in_one_line(run_cli, app_paths, spec: str) -> None:  # type: ignore[no-untyped-def]
     proc = run_cli("plugins", "install", spec, env=OFFLINE)
     assert proc.returncode == 1
-    assert proc.stderr.strip().splitlines() == [f"hearthside: there is no file {spec}; check the name and the folder you are in."]
+    assert proc.stderr.strip().splitlines() == [
+        f"hearthside: there is no file {spec}; check the name and the folder you are in."]
     assert not app_paths.installed_packs_file.exists()
 
 
@@ -185,8 +186,8 @@ def test_packs_venv_is_repaired_when_the_python_it_pointed_at_is_gone(app_paths,
         link.symlink_to("/nonexistent/python-that-was-removed")
     assert not env.python.exists()
     env.ensure()
-    run = subprocess.run([str(env.python), "-c", "import importlib.util as u, sys; assert u.find_spec('hs_good'); print(sys.prefix)"],
-                         capture_output=True, text=True, timeout=60, check=False)
+    code = "import importlib.util as u, sys; assert u.find_spec('hs_good'); print(sys.prefix)"
+    run = subprocess.run([str(env.python), "-c", code], capture_output=True, text=True, timeout=60, check=False)
     assert run.returncode == 0, run.stderr
     assert Path(run.stdout.strip()) == env.env_dir
     assert "hs_good" in _site_dists(app_paths)

@@ -60,7 +60,8 @@ def test_tool_search_excludes_itself_and_respects_plan_mode() -> None:
     out = asyncio.run(ts.execute({"query": "tool"}, ToolEnv()))
     assert "No tool matches" in out.content
     default = make_tool_search(cat)
-    assert [f["name"] for f in json.loads(asyncio.run(default.execute({"query": "edit"}, ToolEnv())).content)] == ["Edit"]
+    found = json.loads(asyncio.run(default.execute({"query": "edit"}, ToolEnv())).content)
+    assert [f["name"] for f in found] == ["Edit"]
     assert asyncio.run(default.execute({"query": ""}, ToolEnv())).is_error
 
 

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QImage
-from ui_helpers import make_bridge
+from ui_helpers import make_bridge, red_pixels, shown_safely
 
 UI = Path(__file__).resolve().parents[1] / "desktop" / "hearthside" / "ui"
 WAIT = 15_000
@@ -34,52 +34,6 @@ def red_png(tmp_path: Path) -> Path:
 
 def hostile(red_png: Path) -> str:
     return f'<img src="file://{red_png}" width="40" height="40"><b>key expired</b> meeting at 3pm'
-
-
-def red_pixels(widget: Any) -> int:
-    """How many pure-red pixels the widget draws (a rendered image of red.png)."""
-    widget.adjustSize()
-    img = widget.grab().toImage()
-    n = 0
-    for y in range(0, img.height(), 2):
-        for x in range(0, img.width(), 2):
-            c = img.pixelColor(x, y)
-            if c.red() > 240 and c.green() < 20 and c.blue() < 20:
-                n += 1
-    return n
-
-
-def assert_shown_as_text(window: Any, marker: str = "<img") -> int:
-    """Every label showing ``marker`` shows it as plain text; every tooltip carrying it is
-    escaped; every document view refuses resources; nothing red is drawn. Returns how many
-    places carried the marker (a walk that found none proves nothing)."""
-    from hearthside.ui.safetext import SafeBrowser
-    from PySide6.QtWidgets import QLabel, QTextEdit, QTreeWidget, QWidget
-
-    seen = 0
-    for lab in window.findChildren(QLabel):
-        if marker in lab.text():
-            seen += 1
-            assert lab.textFormat() == Qt.TextFormat.PlainText, (lab.accessibleName(), lab.text())
-        elif "&lt;img" in lab.text():
-            seen += 1
-            assert lab.textFormat() == Qt.TextFormat.RichText  # our markup, the value escaped
-    for w in [window, *window.findChildren(QWidget)]:
-        assert marker not in w.toolTip(), w.toolTip()
-    for tree in window.findChildren(QTreeWidget):
-        for i in range(tree.topLevelItemCount()):
-            it = tree.topLevelItem(i)
-            for c in range(tree.columnCount()):
-                assert marker not in it.toolTip(c), it.toolTip(c)
-                seen += "&lt;img" in it.toolTip(c)
-    for doc_view in window.findChildren(QTextEdit):
-        if marker in doc_view.toPlainText():
-            seen += 1
-        if not doc_view.isReadOnly():
-            continue
-        assert isinstance(doc_view, SafeBrowser) or type(doc_view).__name__ == "QPlainTextEdit", type(doc_view)
-    assert red_pixels(window) == 0
-    return seen
 
 
 # --- (a) the attack ----------------------------------------------------------------------------
@@ -165,7 +119,7 @@ def test_every_window_shows_hostile_service_text_as_text(qtbot, app_context, red
     mem.select_key("notes/x")
     qtbot.waitUntil(lambda: "&lt;img" in mem.detail.text(), timeout=WAIT)
     mem.message.say(bad, "error")
-    assert assert_shown_as_text(mem) >= 2
+    assert len(shown_safely(mem)) >= 2
 
     # review: a persona file changed by hand, its text and a finding shown in the diff
     from hearthside.app.review import snapshot  # noqa: F401 - the service the window reads
@@ -173,7 +127,7 @@ def test_every_window_shows_hostile_service_text_as_text(qtbot, app_context, red
     review.status.setText(bad)  # a service error sentence
     review.notes.setText(bad)
     qtbot.waitUntil(lambda: True, timeout=100)
-    assert assert_shown_as_text(review) >= 2
+    assert len(shown_safely(review)) >= 2
 
     # plugins: a pack whose error is markup
     plugins = shown(PluginsWindow(app_context, bridge))
@@ -192,22 +146,22 @@ def test_every_window_shows_hostile_service_text_as_text(qtbot, app_context, red
     plugins.tree.setCurrentItem(plugins.tree.topLevelItem(0))
     plugins.message.say(bad, "error")
     plugins.phase.setText(bad)
-    assert assert_shown_as_text(plugins) >= 3
+    assert len(shown_safely(plugins)) >= 3
 
     # MCP: a server's initialize error on the message line and in the details
     mcp = shown(McpWindow(app_context, bridge))
     mcp.message.say(bad, "error")
-    assert assert_shown_as_text(mcp) >= 1
+    assert len(shown_safely(mcp)) >= 1
 
     # settings and welcome: the Test result names a /v1/models id
     settings = shown(SettingsWindow(app_context, bridge))
     settings.message.say("✓ connected, model " + bad, "ok")
-    assert assert_shown_as_text(settings) >= 1
+    assert len(shown_safely(settings)) >= 1
     welcome = shown(WelcomeWindow(app_context, bridge, start_at="model"))
     welcome.test_result.setText("✗ " + bad)
     welcome.current.setText(bad)
     welcome.persona_error.setText(bad)
-    assert assert_shown_as_text(welcome) >= 3
+    assert len(shown_safely(welcome)) >= 3
 
     # notifications (check-in replies) and about (the doctor report) need the shell
     from hearthside.ui.app import Shell
@@ -229,10 +183,10 @@ def test_every_window_shows_hostile_service_text_as_text(qtbot, app_context, red
             item = notes.table.item(r, c)
             assert "<img" not in item.toolTip()
     assert "&lt;img" in notes.table.item(0, 2).toolTip()
-    assert_shown_as_text(notes)
+    shown_safely(notes)
     about = shown(AboutWindow(app_context, bridge))
     about.report.setPlainText(bad)
-    assert_shown_as_text(about)
+    shown_safely(about)
     shell.quitting = True
     shell.bridge.close()
     bridge.close()
@@ -295,14 +249,16 @@ def lint_ui(root: Path = UI) -> list[str]:
             if isinstance(node, ast.ClassDef):
                 for base in node.bases:
                     if _name(base) in BANNED_CLASSES:
-                        problems.append(f"{where}:{node.lineno}: subclasses {_name(base)}: {BANNED_CLASSES[_name(base)]}")
+                        why = BANNED_CLASSES[_name(base)]
+                        problems.append(f"{where}:{node.lineno}: subclasses {_name(base)}: {why}")
             if not isinstance(node, ast.Call):
                 continue
             fn = _name(node.func)
             line = lines[node.lineno - 1]
             if PRAGMA in line:
                 continue
-            if fn in BANNED_CLASSES and (isinstance(node.func, ast.Name) or _name(getattr(node.func, "value", None)) != "QMessageBox"):
+            if fn in BANNED_CLASSES and (isinstance(node.func, ast.Name)
+                                         or _name(getattr(node.func, "value", None)) != "QMessageBox"):
                 problems.append(f"{where}:{node.lineno}: {fn}(...): {BANNED_CLASSES[fn]}")
             elif isinstance(node.func, ast.Attribute) and _name(node.func.value) == "QMessageBox" and fn in (
                     "information", "warning", "critical", "question", "about"):

@@ -143,7 +143,8 @@ def test_locked_keyring_means_a_clear_error_and_nothing_stored(isolated_home: Pa
 
 
 def test_doctor_reports_the_keyring(run_cli, secret_service) -> None:  # type: ignore[no-untyped-def]
-    code = ("import json\nfrom hearthside.app.context import AppContext\nfrom hearthside.app.doctor import check_keyring\n"
+    code = ("import json\nfrom hearthside.app.context import AppContext\n"
+            "from hearthside.app.doctor import check_keyring\n"
             "print(json.dumps(check_keyring(AppContext()).as_dict()))\n")
     ok = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
     assert json.loads(ok.stdout)["status"] == "ok"

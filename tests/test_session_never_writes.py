@@ -55,7 +55,8 @@ def test_chats_heartbeats_and_memory_writes_never_touch_the_soul_or_persona_fold
             assert "Noted." in out
             assert json.loads(_cli("heartbeat", "run", "alice", "--json"))["status"] == "notified"
             assert json.loads(_cli("heartbeat", "run", "alice", "--json"))["status"] == "silent"
-            ver = json.loads(_cli("memory", "inspect", "pref/tea", "--persona", "alice", "--json"))["current"]["version"]
+            inspected = json.loads(_cli("memory", "inspect", "pref/tea", "--persona", "alice", "--json"))
+            ver = inspected["current"]["version"]
             tomb = json.loads(_cli("memory", "forget", "pref/tea", "--persona", "alice", "--version", ver, "--json"))
             _cli("memory", "undo", "pref/tea", "--persona", "alice", "--version", tomb["current"]["version"])
             _cli("memory", "remember", "note/x", "by the user", "--persona", "alice")

@@ -153,7 +153,9 @@ def test_a_missing_soul_is_silent_but_an_unusable_or_configured_missing_one_is_n
 
 @pytest.mark.parametrize("turns,calls,expected", [(3, 2, (3, 2)), ("lots", -1, (20, 50)), (0, True, (20, 50)),
                                                   (None, None, (20, 50))])
-def test_the_agent_caps_come_from_settings_and_bad_values_mean_the_defaults(app_context, turns, calls, expected, caplog) -> None:  # type: ignore[no-untyped-def]
+def test_the_agent_caps_come_from_settings_and_bad_values_mean_the_defaults(
+    app_context, turns, calls, expected, caplog
+) -> None:  # type: ignore[no-untyped-def]
     make_persona(app_context)
     if turns is not None:
         app_context.settings.set("agent.max_turns", turns)

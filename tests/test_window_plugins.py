@@ -86,7 +86,8 @@ def test_a_pack_whose_import_fails_is_listed_failed_with_the_reason(qtbot, windo
     assert "importerror is installed but failed" in w.message.text()
     qtbot.waitUntil(lambda: "importerror" in _rows(w), timeout=30000)
     assert _rows(w)["importerror"][3] == "failed"
-    w.tree.setCurrentItem(w.tree.findItems("importerror", __import__("PySide6.QtCore").QtCore.Qt.MatchFlag.MatchExactly)[0])
+    exactly = __import__("PySide6.QtCore").QtCore.Qt.MatchFlag.MatchExactly
+    w.tree.setCurrentItem(w.tree.findItems("importerror", exactly)[0])
     assert "this pack is broken on purpose" in w.detail.text()
     assert "Traceback" not in w.detail.text() + w.message.text()
 

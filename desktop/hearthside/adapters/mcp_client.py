@@ -551,7 +551,8 @@ class McpConnection:
                     skipped.append((t.name, "the tool has no name"))
                     continue
                 if len(tools) >= MAX_TOOLS_PER_SERVER:
-                    why = f"the server offers more than {MAX_TOOLS_PER_SERVER} tools; this one and any after it were left out"
+                    why = (f"the server offers more than {MAX_TOOLS_PER_SERVER} tools; "
+                           "this one and any after it were left out")
                     skipped.append((t.name, why))
                     return tools, skipped, renamed
                 seen.add(t.name)

@@ -66,7 +66,8 @@ class ModelConfig:
     stream: bool = True
 
     def __repr__(self) -> str:  # keep the key out of logs and tracebacks
-        return f"ModelConfig(base_url={self.base_url!r}, model={self.model!r}, api_key={'***' if self.api_key else ''!r})"
+        key = "***" if self.api_key else ""
+        return f"ModelConfig(base_url={self.base_url!r}, model={self.model!r}, api_key={key!r})"
 
 
 @dataclass(frozen=True)

@@ -189,7 +189,8 @@ class DriftService:
     def _link_findings(unit: Unit, name: str, target: str) -> tuple[str, ...]:
         if not target or not os.path.lexists(target):
             return ()
-        how = "is a symbolic link to" if os.path.islink(unit.path_of(name)) else "is reached through a symbolic link, at"
+        how = ("is a symbolic link to" if os.path.islink(unit.path_of(name))
+               else "is reached through a symbolic link, at")
         return (f"{name} {how} {target}, outside {unit.root}",)
 
     def outside_target(self, unit: Unit, name: str) -> str:

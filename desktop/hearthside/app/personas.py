@@ -128,8 +128,8 @@ class PersonaService:
             raise PersonaError(f"{reason}.")
         if reason:
             raise PersonaError(
-                f"the folder's name {chosen!r} cannot be a persona name (use 1-64 letters, digits, spaces, '.', '_' or '-', "
-                f"starting with a letter or digit); add it with a name, for example: "
+                f"the folder's name {chosen!r} cannot be a persona name (use 1-64 letters, digits, spaces, "
+                f"'.', '_' or '-', starting with a letter or digit); add it with a name, for example: "
                 f"hearthside persona add {shlex.quote(str(path))} --name {shlex.quote(suggest_name(chosen))}"
             )
         clash = next((i for i in self.list() if i.name.casefold() == chosen.casefold()), None)

@@ -277,7 +277,9 @@ def remove_cmd(ctx: click.Context, name: str) -> None:
     except McpConfigError as exc:
         raise HandledError(str(exc)) from None
     except SecretStoreError as exc:
-        raise HandledError(f"{name} was removed, but its secrets could not be deleted from the keyring: {exc}") from None
+        raise HandledError(
+            f"{name} was removed, but its secrets could not be deleted from the keyring: {exc}"
+        ) from None
     _echo(f"removed MCP server {name}")
 
 

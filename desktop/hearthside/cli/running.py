@@ -58,6 +58,7 @@ def model_or_offer(app: Any, interactive: bool) -> Any:
             app.model.configure(pick["base_url"], model)
             return app.sessions.model()
         raise HandledError(
-            f"No model is configured. Found {pick['label']} at {pick['base_url']} (models: {', '.join(pick['models'][:5])}); "
+            f"No model is configured. Found {pick['label']} at {pick['base_url']} "
+            f"(models: {', '.join(pick['models'][:5])}); "
             f"use it with: hearthside model use {pick['base_url']} {model}"
         ) from exc

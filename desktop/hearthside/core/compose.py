@@ -202,8 +202,9 @@ def read_persona_file(
     """Read one bootstrap file, bounded; anything that is not a readable regular text file is
     absent, with the reason (special files under /proc, /sys and /dev are never read).
 
-    ``scan`` runs the injection scan and the look for secret-shaped text on the clean body (skipped by ``compose_soul``, which
-    only needs the text; sessions, drift review and ``persona compose`` ask for it).
+    ``scan`` runs the injection scan and the look for secret-shaped text on the clean body (skipped
+    by ``compose_soul``, which only needs the text; sessions, drift review and ``persona compose``
+    ask for it).
     ``real_path`` says where the bytes really came from, so callers judge links on what was
     read, not on a second look that a swap could fool.
     """

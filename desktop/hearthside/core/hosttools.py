@@ -123,7 +123,8 @@ class SkillTool:
                 "type": "object",
                 "properties": {
                     "name": {"type": "string", "description": "the skill's name"},
-                    "asset": {"type": "string", "description": "optional file inside the skill, e.g. references/notes.md"},
+                    "asset": {"type": "string",
+                              "description": "optional file inside the skill, e.g. references/notes.md"},
                 },
                 "required": ["name"],
             },
@@ -141,7 +142,8 @@ class SkillTool:
                 try:
                     return ToolResult(data.decode("utf-8"))
                 except UnicodeDecodeError:
-                    return ToolResult.error(f"Asset {asset!r} is binary ({len(data)} bytes); it cannot be shown as text.")
+                    return ToolResult.error(
+                        f"Asset {asset!r} is binary ({len(data)} bytes); it cannot be shown as text.")
             meta = self.skills.meta(name)
             body = self.skills.body(name)
             assets = self.skills.assets(name)

@@ -114,7 +114,8 @@ _NAME_WORDS = r"(?:authorization|proxy-authorization|cookie|x-api-key|[\w.-]*" +
 _HEADER_LINE_RX = re.compile(r"(?im)(?P<name>\b" + _NAME_WORDS + r")(?P<sep>\s*:\s*)(?P<value>[^\r\n]+)")
 #: ``"name": "value"`` or ``'name': 'value'`` (JSON, a Python dict repr).
 _QUOTED_PAIR_RX = re.compile(
-    r"(?i)(?P<q>[\"'])(?P<name>" + _NAME_WORDS + r")(?P=q)(?P<sep>\s*[:=]\s*)(?P<vq>[\"'])(?P<value>(?:\\.|(?!(?P=vq)).)*)(?P=vq)"
+    r"(?i)(?P<q>[\"'])(?P<name>" + _NAME_WORDS + r")(?P=q)(?P<sep>\s*[:=]\s*)"
+    r"(?P<vq>[\"'])(?P<value>(?:\\.|(?!(?P=vq)).)*)(?P=vq)"
 )
 #: ``name=value`` (env listings, query strings), value up to whitespace or ``&``.
 _ASSIGN_RX = re.compile(r"(?i)(?P<name>\b" + _NAME_WORDS + r")(?P<sep>=)(?P<value>[^\s&\"',;]+)")

@@ -208,7 +208,8 @@ level = warning
                 break
             except httpx.HTTPError:
                 if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("Radicale did not start: " + (proc.stderr.read() if proc.stderr else b"").decode())
+                    err = proc.stderr.read() if proc.stderr else b""
+                    raise RuntimeError("Radicale did not start: " + err.decode())
                 time.sleep(0.1)
         auth = ("ada", "correct horse")
         cal = f"{base}/ada/work/"
@@ -225,7 +226,8 @@ level = warning
             uid = b.split("UID:", 1)[1].split("\r\n", 1)[0]
             by_uid.setdefault(uid, []).append(b)
         for uid, parts in by_uid.items():
-            body = "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//t//EN\r\n" + tz_part + "".join(parts) + "END:VCALENDAR\r\n"
+            body = ("BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//t//EN\r\n" + tz_part + "".join(parts)
+                    + "END:VCALENDAR\r\n")
             r = httpx.put(f"{cal}{uid.split('@')[0]}.ics", content=body.encode(), auth=auth,
                           headers={"Content-Type": "text/calendar"})
             assert r.status_code in (201, 204), r.text

@@ -59,7 +59,8 @@ class SearxngProvider:
         return urllib.parse.urlunsplit((parts.scheme, parts.netloc, path, urllib.parse.urlencode(params), ""))
 
     def _fetch(self, url: str) -> Any:
-        req = urllib.request.Request(url, headers={"Accept": "application/json", "User-Agent": "hearthside-searxng/0.1"})
+        req = urllib.request.Request(url, headers={"Accept": "application/json",
+                                                   "User-Agent": "hearthside-searxng/0.1"})
         try:
             with urllib.request.urlopen(req, timeout=self.timeout) as resp:
                 raw = resp.read(MAX_RESPONSE_BYTES + 1)

@@ -117,7 +117,8 @@ class PluginsWindow(ManageWindow):
         split.setStretchFactor(1, 2)
         layout.addWidget(split, 1)
 
-        self.install_btn = button("Install…", self._show_install, "Install a pack from its name, a wheel file or a folder.")
+        self.install_btn = button("Install…", self._show_install,
+                                  "Install a pack from its name, a wheel file or a folder.")
         self.uninstall_btn = button("Uninstall", self._uninstall, "Remove the selected pack you installed.")
         self.toggle_btn = button("Disable", self._toggle, "Stop loading the selected pack (it stays installed).",
                                  name="Disable or enable")
