@@ -67,7 +67,8 @@ class FakeModel:
                     status, message = fake.models_error
                     fake._json(self, status, {"error": {"message": message, "type": "invalid_request_error"}})
                 elif self.path.rstrip("/").endswith("/models"):
-                    fake._json(self, 200, {"object": "list", "data": [{"id": m, "object": "model"} for m in fake.model_ids]})
+                    models = [{"id": m, "object": "model"} for m in fake.model_ids]
+                    fake._json(self, 200, {"object": "list", "data": models})
                 else:
                     fake._json(self, 404, {"error": {"message": "not found"}})
 
@@ -157,7 +158,8 @@ class FakeModel:
             h.wfile.write(data)
             return
         text = str(step.get("text", ""))
-        calls = [(f"call_{i}_{len(self.requests)}", name, args) for i, (name, args) in enumerate(step.get("tool_calls", []))]
+        calls = [(f"call_{i}_{len(self.requests)}", name, args)
+                 for i, (name, args) in enumerate(step.get("tool_calls", []))]
         if not body.get("stream") and not step.get("hang"):
             msg: dict[str, Any] = {"role": "assistant", "content": text or None}
             if calls:
@@ -188,7 +190,8 @@ class FakeModel:
             send({"content": p})
         for i, (cid, name, args) in enumerate(calls):
             half = len(args) // 2
-            send({"tool_calls": [{"index": i, "id": cid, "type": "function", "function": {"name": name, "arguments": args[:half]}}]})
+            send({"tool_calls": [{"index": i, "id": cid, "type": "function",
+                                  "function": {"name": name, "arguments": args[:half]}}]})
             send({"tool_calls": [{"index": i, "function": {"arguments": args[half:]}}]})
         send({}, "tool_calls" if calls else "stop")
         h.wfile.write(b"data: [DONE]\n\n")
@@ -200,9 +203,11 @@ class FakeModel:
         piece = 64 * 1024
         filler = b"x" * piece
         if kind == "sse_line":
-            head, tail, ctype, status = b'data: {"choices":[{"index":0,"delta":{"content":"', b'"}}]}\n\n', "text/event-stream", 200
+            head, tail = b'data: {"choices":[{"index":0,"delta":{"content":"', b'"}}]}\n\n'
+            ctype, status = "text/event-stream", 200
         elif kind == "body":
-            head, tail = b'{"choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"', b'"}}]}'
+            head = b'{"choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"'
+            tail = b'"}}]}'
             ctype, status = "application/json", 200
         elif kind == "error":
             head, tail, ctype, status = b'{"error":{"message":"', b'"}}', "application/json", 400
@@ -212,7 +217,8 @@ class FakeModel:
             if kind == "sse_text":
                 delta: dict[str, Any] = {"content": "x" * piece}
             else:
-                delta = {"tool_calls": [{"index": 0, "id": "c1", "function": {"name": "recall", "arguments": "x" * piece}}]}
+                delta = {"tool_calls": [{"index": 0, "id": "c1",
+                                         "function": {"name": "recall", "arguments": "x" * piece}}]}
             filler = f"data: {json.dumps({'choices': [{'index': 0, 'delta': delta}]})}\n\n".encode()
         else:
             raise ValueError(f"unknown huge reply {kind!r}")

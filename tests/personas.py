@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -30,3 +31,15 @@ def use_model(monkeypatch: pytest.MonkeyPatch, fm) -> None:  # type: ignore[no-u
     for k, v in fm.env().items():
         monkeypatch.setenv(k, v)
     monkeypatch.setenv("HEARTHSIDE_MODEL_API_KEY", "loopback-test-key")
+
+
+def just_checked_in(app: Any) -> None:
+    """Each persona checked in a moment ago, as after a restart: one that never checked in would
+    check in as the tray starts (tests/test_schedule_*.py), which these tests are not about."""
+    from datetime import UTC, datetime
+
+    from hearthside.app.checkins import ScheduleStore
+
+    now = datetime.now(UTC)
+    for p in app.personas.list():
+        ScheduleStore(app.paths.schedule_file).update(p.name, anchor=now, settled=now)

@@ -290,7 +290,8 @@ def _read_only_runner(app_dir: Path) -> tuple[list[str], bool]:
     """
     if os.geteuid() != 0:
         return [], False
-    probe = subprocess.run(["unshare", "-m", "true"], capture_output=True, check=False) if shutil.which("unshare") else None
+    probe = (subprocess.run(["unshare", "-m", "true"], capture_output=True, check=False)
+             if shutil.which("unshare") else None)
     if probe is None or probe.returncode != 0:
         pytest.skip("running as root without unshare: cannot make the app folder read-only")
     script = 'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" && exec "$@"'
@@ -329,7 +330,8 @@ def test_packs_install_from_inside_a_read_only_bundle_into_the_users_packs_folde
         assert packs["hello"]["contributes"]["tools"] == ["Greet"]  # type: ignore[index]
         assert {"files", "searxng", "starter-skills"} <= set(packs)
         v = sys.version_info
-        site = home / ".local" / "share" / "hearthside" / "packs" / "env" / "lib" / f"python{v.major}.{v.minor}" / "site-packages"
+        site = (home / ".local" / "share" / "hearthside" / "packs" / "env" / "lib" / f"python{v.major}.{v.minor}"
+                / "site-packages")
         assert (site / "hearthside_hello" / "__init__.py").is_file()
         gone = _run(exe, "plugins", "uninstall", "hello", env=env)
         assert gone.returncode == 0, gone.stderr
@@ -428,7 +430,8 @@ def test_install_sh_installs_upgrades_in_place_is_idempotent_and_uninstall_sh_re
         check = subprocess.run(["desktop-file-validate", str(desktop)], capture_output=True, text=True, check=False)
         assert check.returncode == 0 and check.stdout == "", check.stdout
     for size in (16, 22, 24, 32, 48, 64, 128, 256):
-        assert (home / ".local" / "share" / "icons" / "hicolor" / f"{size}x{size}" / "apps" / "hearthside.png").is_file()
+        icons = home / ".local" / "share" / "icons" / "hicolor"
+        assert (icons / f"{size}x{size}" / "apps" / "hearthside.png").is_file()
 
     gone = _run(app / "uninstall.sh", env=env)
     assert gone.returncode == 0, gone.stderr

@@ -18,7 +18,8 @@ from hearthside.core.heartbeat import (
 
 
 @pytest.mark.parametrize("text", [
-    None, "", "\n\n  \n", "# Heartbeat\n\n## Later\n", "#\n", "- [ ]\n- [ ]\n* \n1. \n", "<!-- a\nmulti-line\ncomment -->\n- [ ]",
+    None, "", "\n\n  \n", "# Heartbeat\n\n## Later\n", "#\n", "- [ ]\n- [ ]\n* \n1. \n",
+    "<!-- a\nmulti-line\ncomment -->\n- [ ]",
     "# Title\n<!-- note -->\n\n- \n",
     # OpenClaw's own template shape: headings, comments, an empty fence (with or without a language)
     "# HEARTBEAT.md\n\n<!-- Keep this file empty to skip heartbeat calls. -->\n\n```\n```\n",
@@ -61,7 +62,8 @@ def test_a_long_remainder_after_the_token_is_an_alert() -> None:
     assert not v.silent and v.text == "y" * 301
 
 
-@pytest.mark.parametrize("reply", ["Your 3pm sync starts in 10 minutes.", "The HEARTBEAT_OK token is in the middle here",
+@pytest.mark.parametrize("reply", ["Your 3pm sync starts in 10 minutes.",
+                                   "The HEARTBEAT_OK token is in the middle here",
                                    "heartbeat_ok"])
 def test_a_reply_without_the_token_at_an_edge_is_an_alert(reply: str) -> None:
     v = classify_reply(reply)
@@ -103,7 +105,8 @@ def test_skip_reasons_in_order() -> None:
     task = "- check mail"
     assert skip_reason(HeartbeatSettings(interval_minutes=0), now, task).startswith("heartbeat is off")
     assert skip_reason(HeartbeatSettings(paused=True), now, task) == "heartbeat is paused"
-    assert skip_reason(HeartbeatSettings(active_start="13:00", active_end="14:00", timezone="UTC"), now, task).startswith("outside active hours")
+    lunch = HeartbeatSettings(active_start="13:00", active_end="14:00", timezone="UTC")
+    assert skip_reason(lunch, now, task).startswith("outside active hours")
     assert skip_reason(HeartbeatSettings(), now, None) == "no HEARTBEAT.md checklist"
     assert skip_reason(HeartbeatSettings(), now, "# only a heading") == "HEARTBEAT.md checklist is empty"
     assert skip_reason(HeartbeatSettings(active_start="8am"), now, task).startswith("active hours are misconfigured")
@@ -147,7 +150,8 @@ def test_a_301_character_remainder_before_a_trailing_token_is_an_alert() -> None
 
 
 @pytest.mark.parametrize("reply", ["HEARTBEAT_OKAY, your bill is due today.", "NO_REPLYING to the landlord is risky.",
-                                   "Call the plumber about XHEARTBEAT_OK", "HEARTBEAT_OK_DONE", "Ask about MY_NO_REPLY"])
+                                   "Call the plumber about XHEARTBEAT_OK", "HEARTBEAT_OK_DONE",
+                                   "Ask about MY_NO_REPLY"])
 def test_the_token_must_stand_alone_to_count(reply: str) -> None:
     v = classify_reply(reply)
     assert not v.silent and not v.acknowledged and v.text == reply

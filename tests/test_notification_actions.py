@@ -108,7 +108,8 @@ def test_a_click_still_does_what_it_did_and_a_drift_notice_offers_review(  # typ
         chats: list[tuple[str, str | None]] = []
         monkeypatch.setattr(shell, "show_review", lambda p=None, path=None: reviews.append((p, path)))
         monkeypatch.setattr(shell, "show_chat", lambda p, alert=None: chats.append((p, alert)))
-        shell.on_notice(make_notice([Alert("drift", "Kip", "SOUL.md changed since you approved it", path="/x/SOUL.md")]))
+        edited = Alert("drift", "Kip", "SOUL.md changed since you approved it", path="/x/SOUL.md")
+        shell.on_notice(make_notice([edited]))
         qtbot.waitUntil(lambda: len(srv.received) == 1 and bool(shell.clickable.shown()), timeout=WAIT)
         assert srv.actions[0] == ["default", "Open", "review", "Review"]
         srv.click(1, "review")

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from drift_helpers import atomic_save
 from fakemodel import FakeModel
-from personas import make_persona
+from personas import just_checked_in, make_persona
 
 
 class Recorder:
@@ -82,18 +82,6 @@ def make_shell(qtbot, app_context) -> Iterator[Any]:  # type: ignore[no-untyped-
         shell.bridge.close()
 
 
-def just_checked_in(app: Any) -> None:
-    """Each persona checked in a moment ago, as after a restart: one that never checked in would
-    check in as the tray starts (tests/test_schedule_*.py), which these tests are not about."""
-    from datetime import UTC, datetime
-
-    from hearthside.app.checkins import ScheduleStore
-
-    now = datetime.now(UTC)
-    for p in app.personas.list():
-        ScheduleStore(app.paths.schedule_file).update(p.name, anchor=now, settled=now)
-
-
 @pytest.fixture
 def two_personas(app_context) -> None:  # type: ignore[no-untyped-def]
     make_persona(app_context, "Kip")
@@ -102,7 +90,8 @@ def two_personas(app_context) -> None:  # type: ignore[no-untyped-def]
 
 # --- the menu ---------------------------------------------------------------------------
 
-def test_menu_has_a_submenu_per_persona_then_the_app_actions(make_shell, two_personas) -> None:  # type: ignore[no-untyped-def]
+def test_menu_has_a_submenu_per_persona_then_the_app_actions(  # type: ignore[no-untyped-def]
+        make_shell, two_personas) -> None:
     shell = make_shell()
     menu = shell.tray.menu
     menu.aboutToShow.emit()
@@ -116,7 +105,8 @@ def test_menu_has_a_submenu_per_persona_then_the_app_actions(make_shell, two_per
     assert _action(menu, "Start at login").isCheckable() and not _action(menu, "Start at login").isChecked()
 
 
-def test_no_personas_offers_create_your_first_persona_which_creates_one(make_shell, app_context, qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_no_personas_offers_create_your_first_persona_which_creates_one(  # type: ignore[no-untyped-def]
+        make_shell, app_context, qtbot) -> None:
     from hearthside.ui.windows.welcome import WelcomeWindow
 
     shell = make_shell()
@@ -137,7 +127,8 @@ def test_no_personas_offers_create_your_first_persona_which_creates_one(make_she
     assert "New persona…" in _actions(menu)
 
 
-def test_open_folder_opens_it_or_says_where_it_is_with_copy_path(make_shell, two_personas, app_context, qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_open_folder_opens_it_or_says_where_it_is_with_copy_path(  # type: ignore[no-untyped-def]
+        make_shell, two_personas, app_context, qtbot) -> None:
     shell = make_shell()
     _action(_submenu(shell.tray.menu, "Kip"), "Open folder").trigger()
     assert shell.opened.opened == [app_context.paths.personas_dir / "Kip"]
@@ -153,7 +144,8 @@ def test_open_folder_opens_it_or_says_where_it_is_with_copy_path(make_shell, two
     assert QApplication.clipboard().text() == str(app_context.paths.personas_dir / "Ada")
 
 
-def test_pause_and_resume_check_ins_from_the_menu(make_shell, two_personas, app_context, qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_pause_and_resume_check_ins_from_the_menu(  # type: ignore[no-untyped-def]
+        make_shell, two_personas, app_context, qtbot) -> None:
     shell = make_shell()
     _action(_submenu(shell.tray.menu, "Kip"), "Pause check-ins").trigger()
     qtbot.waitUntil(lambda: shell.row("Kip").paused, timeout=10_000)
@@ -168,7 +160,8 @@ def test_pause_and_resume_check_ins_from_the_menu(make_shell, two_personas, app_
     assert shell.icon_state()[0] == "normal"
 
 
-def test_start_at_login_is_off_until_the_user_turns_it_on(make_shell, two_personas, isolated_home, qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_start_at_login_is_off_until_the_user_turns_it_on(  # type: ignore[no-untyped-def]
+        make_shell, two_personas, isolated_home, qtbot) -> None:
     entry = isolated_home / ".config" / "autostart" / "hearthside.desktop"
     shell = make_shell()
     assert not entry.exists() and not shell.autostart_on
@@ -200,7 +193,8 @@ def test_autostart_paths_for_macos_and_windows(tmp_path: Path) -> None:
     assert "Startup" in str(win.path) and win.enabled()
 
 
-def test_about_shows_the_doctor_report_and_settings_says_what_exists(make_shell, two_personas, qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_about_shows_the_doctor_report_and_settings_says_what_exists(  # type: ignore[no-untyped-def]
+        make_shell, two_personas, qtbot) -> None:
     shell = make_shell()
     _action(shell.tray.menu, "About / Diagnostics").trigger()
     about = shell.windows["about"]
@@ -215,7 +209,8 @@ def test_about_shows_the_doctor_report_and_settings_says_what_exists(make_shell,
 
 # --- drift and notifications --------------------------------------------------------------
 
-def test_hand_edit_gives_badge_and_notification(make_shell, two_personas, app_context, qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_hand_edit_gives_badge_and_notification(  # type: ignore[no-untyped-def]
+        make_shell, two_personas, app_context, qtbot) -> None:
     """A hand edit gives the badge and a notice; how fast is a figure of benchmarks/bench_tray.py."""
     shell = make_shell()
     soul = app_context.paths.personas_dir / "Kip" / "SOUL.md"
@@ -238,7 +233,8 @@ def test_hand_edit_gives_badge_and_notification(make_shell, two_personas, app_co
     qtbot.waitUntil(lambda: shell.icon_state() == ("normal", 0), timeout=5_000)
 
 
-def test_files_changed_together_make_one_notification(make_shell, two_personas, app_context, qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_files_changed_together_make_one_notification(  # type: ignore[no-untyped-def]
+        make_shell, two_personas, app_context, qtbot) -> None:
     shell = make_shell()
     for name in ("Kip", "Ada"):
         atomic_save(app_context.paths.personas_dir / name / "USER.md", f"{name} edited\n")
@@ -283,7 +279,8 @@ def test_batcher_groups_100_alerts_and_repeats_nothing_per_settle() -> None:
     b.close()
 
 
-def test_100_alerts_in_a_second_are_grouped_and_the_loop_keeps_ticking(make_shell, two_personas, qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_100_alerts_in_a_second_are_grouped_and_the_loop_keeps_ticking(  # type: ignore[no-untyped-def]
+        make_shell, two_personas, qtbot) -> None:
     from PySide6.QtCore import QElapsedTimer, QTimer
 
     shell = make_shell()
@@ -330,7 +327,8 @@ def test_check_in_alert_becomes_a_notification_and_a_click_opens_the_chat(  # ty
     assert opened[-1] == ("Kip", "Your 3pm sync starts in ten minutes.")
 
 
-def test_notifications_window_shows_history_newest_first(make_shell, app_context, qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_notifications_window_shows_history_newest_first(  # type: ignore[no-untyped-def]
+        make_shell, app_context, qtbot) -> None:
     from datetime import UTC, datetime, timedelta
 
     h = app_context.notifications
@@ -393,7 +391,8 @@ def test_without_tray_or_notification_service_the_window_and_list_still_work(  #
     assert win.login.text() == "Start at login"
 
 
-def test_main_window_tab_order_follows_the_layout(make_shell, two_personas, qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_main_window_tab_order_follows_the_layout(  # type: ignore[no-untyped-def]
+        make_shell, two_personas, qtbot) -> None:
     shell = make_shell()
     win = shell.show_main()
     order = [win.list, win.chat_btn, win.check_btn, win.pause_btn, win.review_btn, win.folder_btn,
@@ -412,7 +411,8 @@ def test_main_window_tab_order_follows_the_layout(make_shell, two_personas, qtbo
 
 # --- bad inputs ---------------------------------------------------------------------------
 
-def test_persona_folder_deleted_while_windows_are_open(make_shell, two_personas, app_context, qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_persona_folder_deleted_while_windows_are_open(  # type: ignore[no-untyped-def]
+        make_shell, two_personas, app_context, qtbot) -> None:
     import shutil
 
     shell = make_shell()
@@ -443,7 +443,8 @@ def test_corrupt_settings_at_start_stay_put_and_the_user_is_told_where(  # type:
     assert [r.name for r in shell.rows] == ["Ada", "Kip"]
 
 
-def test_a_service_raising_on_the_runtime_thread_is_shown_and_the_app_keeps_running(make_shell, two_personas, qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_a_service_raising_on_the_runtime_thread_is_shown_and_the_app_keeps_running(  # type: ignore[no-untyped-def]
+        make_shell, two_personas, qtbot) -> None:
     shell = make_shell()
 
     def boom() -> None:
@@ -482,7 +483,8 @@ def test_quit_during_a_running_check_in_stops_everything(  # type: ignore[no-unt
     assert not shell.app.runtime.loop.is_running()
 
 
-def test_quit_during_a_pack_install_stops_pip(make_shell, two_personas, qtbot, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_quit_during_a_pack_install_stops_pip(  # type: ignore[no-untyped-def]
+        make_shell, two_personas, qtbot, tmp_path) -> None:
     """A pack whose build takes a minute: Quit terminates pip and nothing is recorded."""
     shell = make_shell()
     pkg = tmp_path / "slowpack"
@@ -500,7 +502,8 @@ def test_quit_during_a_pack_install_stops_pip(make_shell, two_personas, qtbot, t
     assert plugins.installer.record() == []
 
 
-def test_a_second_launch_brings_the_first_forward_and_exits_0(qtbot, app_context) -> None:  # type: ignore[no-untyped-def]
+def test_a_second_launch_brings_the_first_forward_and_exits_0(  # type: ignore[no-untyped-def]
+        qtbot, app_context) -> None:
     from hearthside.ui.single import SingleInstance
 
     first = SingleInstance(app_context.paths.config_dir)
@@ -616,7 +619,8 @@ def test_sigterm_quits_the_tray_cleanly(app_context) -> None:  # type: ignore[no
             proc.wait(10)
 
 
-def test_the_management_windows_open_from_the_menu(make_shell, two_personas, qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_the_management_windows_open_from_the_menu(  # type: ignore[no-untyped-def]
+        make_shell, two_personas, qtbot) -> None:
     shell = make_shell()
     menu = shell.tray.menu
     menu.aboutToShow.emit()

@@ -97,7 +97,8 @@ def test_settings_written_by_another_process_while_open_are_kept(qtbot, window, 
     proc = subprocess.run([sys.executable, "-m", "hearthside", "heartbeat", "pause", "Kip"],
                           check=False, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr  # ... another process pauses Kip
-    subprocess.run([sys.executable, "-m", "hearthside", "soul", "strict", "on"], check=True, capture_output=True, timeout=60)
+    subprocess.run([sys.executable, "-m", "hearthside", "soul", "strict", "on"], check=True, capture_output=True,
+                   timeout=60)
     assert _save(qtbot, w) == "saved"
     data = _file(app_context)
     assert data["personas"]["Kip"]["heartbeat_interval_minutes"] == 90

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from drift_helpers import atomic_save
 from fakemodel import FakeModel
-from personas import make_persona, use_model
+from personas import just_checked_in, make_persona, use_model
 
 WAIT = 30_000
 
@@ -39,6 +39,7 @@ def shell(qtbot, app_context) -> Iterator[Any]:  # type: ignore[no-untyped-def]
 
 
 def start(qtbot, s) -> None:  # type: ignore[no-untyped-def]
+    just_checked_in(s.app)  # no check-in at start takes the model's scripted replies
     s.start()
     qtbot.waitUntil(lambda: s.started and s.rows_loaded, timeout=WAIT)
 

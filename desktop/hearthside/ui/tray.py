@@ -153,7 +153,8 @@ class TrayController:
         elif shell.rows_loaded:
             m.addAction(FIRST_PERSONA, shell.show_welcome)
         count = len(shell.waiting())
-        m.addAction(menu_text(f"Review changes ({count})…") if count else "Review changes…", lambda: shell.show_review())
+        review = menu_text(f"Review changes ({count})…") if count else "Review changes…"
+        m.addAction(review, lambda: shell.show_review())
         m.addAction("Notifications…" if not shell.unread else menu_text(f"Notifications ({shell.unread} new)…"),
                     shell.show_notifications)
         m.addAction("Plugins…", shell.show_plugins)
