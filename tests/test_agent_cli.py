@@ -103,8 +103,13 @@ def test_heartbeat_run_json_reports_notified_silent_and_skipped(app_context, run
     assert notified == {"status": "notified", "reason": "", "text": "Your 3pm sync starts in 10 minutes."}
     assert json.loads(silent.stdout)["status"] == "silent" and silent.returncode == 0
     assert skipped["status"] == "skipped" and "empty" in skipped["reason"]
-    history = json.loads(run_cli("heartbeat", "history", "--json").stdout)
-    assert [(h["persona"], h["status"]) for h in history] == [("juniper", "notified")]
+    alerts = json.loads(run_cli("heartbeat", "history", "--alerts", "--json").stdout)
+    assert [(h["persona"], h["status"]) for h in alerts] == [("juniper", "notified")]
+    # Without --alerts: the ledger, one entry per check-in however it ended (issue 20).
+    ledger = json.loads(run_cli("heartbeat", "history", "--json").stdout)
+    assert [(h["persona"], h["status"]) for h in ledger] == [("juniper", "notified"), ("juniper", "silent"),
+                                                             ("empty", "skipped")]
+    assert all(set(h) >= {"persona", "status", "reason", "due", "ran", "text"} for h in ledger), ledger
 
 
 def test_heartbeat_run_prints_the_alert_once_without_a_log_line(app_context, run_cli) -> None:  # type: ignore[no-untyped-def]
@@ -213,14 +218,16 @@ def test_heartbeat_pause_resume_and_history_for_one_persona(app_context, run_cli
     assert not app_context.heartbeat.settings_for("juniper").paused
     app_context.notifications.append("juniper", "Bills are due.", "notified")
     app_context.notifications.append("other", "Water the plants.", "notified")
-    mine = json.loads(run_cli("heartbeat", "history", "--persona", "juniper", "--json").stdout)
+    mine = json.loads(run_cli("heartbeat", "history", "--alerts", "--persona", "juniper", "--json").stdout)
     assert [(h["persona"], h["text"], h["status"]) for h in mine] == [("juniper", "Bills are due.", "notified")]
-    shown = run_cli("heartbeat", "history", "--persona", "juniper").stdout.splitlines()
+    shown = run_cli("heartbeat", "history", "--alerts", "--persona", "juniper").stdout.splitlines()
     assert len(shown) == 1 and re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d\tjuniper\tnotified\tBills are due\.", shown[0])
     typo = run_cli("heartbeat", "history", "--persona", "junipr")
     assert typo.returncode == 1 and "no persona named 'junipr'" in typo.stderr
     make_persona(app_context, "quiet")
-    quiet = run_cli("heartbeat", "history", "--persona", "quiet")
+    quiet = run_cli("heartbeat", "history", "--alerts", "--persona", "quiet")
     assert quiet.returncode == 0 and quiet.stdout.strip() == "No notifications from quiet yet."
+    never = run_cli("heartbeat", "history", "--persona", "quiet")
+    assert never.returncode == 0 and never.stdout.strip() == "No check-ins from quiet yet."
     ghost = run_cli("heartbeat", "pause", "ghost")
     assert ghost.returncode == 1 and "no persona named 'ghost'" in ghost.stderr and ghost.stderr.count("\n") == 1

@@ -211,7 +211,7 @@ def test_a_valid_memory_file_with_sane_times_still_loads(run_cli, app_context) -
 def test_a_bad_notification_history_reads_as_empty(run_cli, app_context, kind: str) -> None:  # type: ignore[no-untyped-def]
     app_context.paths.history_file.parent.mkdir(parents=True, exist_ok=True)
     BAD_JSON[kind](app_context.paths.history_file)
-    out = run_cli("heartbeat", "history", timeout=60)
+    out = run_cli("heartbeat", "history", "--alerts", timeout=60)
     _ok(out)
     assert out.returncode == 0, out.stderr
 

@@ -290,8 +290,9 @@ def running_personas(s: Session) -> None:
     assert all(t in prompt for t in ("I also like walks.", "alice, edited by hand", "tea-timer"))
     assert json.loads(s.cli("heartbeat", "run", "alice", "--json"))["status"] == "notified"
     assert json.loads(s.cli("heartbeat", "run", "alice", "--json"))["status"] == "silent"
-    history = json.loads(s.cli("heartbeat", "history", "--json"))
+    history = json.loads(s.cli("heartbeat", "history", "--alerts", "--json"))
     assert [h["text"] for h in history] == ["Your 3pm sync is soon."]
+    assert [h["status"] for h in json.loads(s.cli("heartbeat", "history", "--json"))][-2:] == ["notified", "silent"]
     s.cli("heartbeat", "history")
     memories = json.loads(s.cli("memory", "list", "--persona", "alice", "--json"))
     assert [m["key"] for m in memories] == ["pref/tea"]

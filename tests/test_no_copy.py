@@ -231,6 +231,8 @@ def test_no_secret_echoed_or_pasted_is_copied_into_any_file_or_output(  # type: 
     assert "nobody should see it" in run.stdout
     cli("heartbeat", "history")
     cli("heartbeat", "history", "--json")
+    cli("heartbeat", "history", "--alerts")
+    cli("heartbeat", "history", "--alerts", "--json")
     cli("memory", "list", "--persona", "juniper")
     cli("memory", "search", "--persona", "juniper", "key")
     history = isolated_home / ".local" / "state" / "hearthside" / "notifications.jsonl"

@@ -193,7 +193,7 @@ def test_a_restart_soon_after_a_check_in_does_not_run_one(  # type: ignore[no-un
         h.jump(utc(2026, 12, 1, 14, 20, 5))  # the real next time, reached
         assert wait_for(lambda: heartbeats(fm), 60)
         h.stop()
-    history = json.loads(run_cli("heartbeat", "history", "--all", "--json").stdout)
+    history = json.loads(run_cli("heartbeat", "history", "--json").stdout)
     assert [(e["persona"], e["status"], hhmm(e["due"])) for e in history] == [("juniper", "silent", "14:20")]
     assert set(history[0]) >= {"persona", "status", "reason", "due", "ran", "text"}
 

@@ -74,6 +74,8 @@ def test_every_text_printing_command_strips_control_sequences(  # type: ignore[n
     assert "HIDDEN" in chat  # the text stays, only the sequences go
     cli("heartbeat", "history")
     cli("heartbeat", "history", "--json")
+    cli("heartbeat", "history", "--alerts")
+    cli("heartbeat", "history", "--alerts", "--json")
 
     # memory: written by the model above, and by hand
     cli("memory", "remember", "--persona", "juniper", "notes/hand", EVIL, ok=False)

@@ -57,15 +57,18 @@ def _print_alerts_here(service: Any) -> None:
 
 @heartbeat.command("history")
 @click.option("--persona", default="", help="Only this persona.")
-@click.option("--all", "every", is_flag=True,
-              help="Every check-in slot and run (silent, skipped and missed ones too), not only alerts.")
+@click.option("--alerts", is_flag=True,
+              help="Only the notification history: alerts, alerts held back as repeats, failures, file changes.")
+@click.option("--all", "every", is_flag=True, hidden=True)  # every slot: the default since the ledger
 @json_option
 @click.pass_context
-def history_cmd(ctx: click.Context, persona: str, every: bool, as_json: bool) -> None:
-    """Show the alerts, or with --all how every check-in ended (newest last).
+def history_cmd(ctx: click.Context, persona: str, alerts: bool, every: bool, as_json: bool) -> None:
+    """Show how every check-in slot ended (newest last), or with --alerts only the alerts.
 
-    JSON entries carry persona, status, reason, due, ran, text (and time, when it happened)."""
+    Each slot is silent, notified, failed, skipped or missed, with its reason. JSON entries
+    carry persona, status, reason, due, ran, text (and time, when it happened)."""
     app = get_app(ctx)
+    every = not alerts
     rows = _ledger_rows(app) if every else _alert_rows(app)
     rows = [r for r in rows if not persona or r["persona"] == persona]
     if persona and not rows:
