@@ -153,3 +153,21 @@ def test_persona_names_are_shown_safely_in_the_menu_and_the_window(qtbot, app_co
     assert len(rows) == len(names) and all("\n" not in r and "\u202e" not in r for r in rows)
     shell.quitting = True  # closing the window at teardown is not a quit
     shell.bridge.close()
+
+
+def test_the_status_line_shows_the_real_next_check_in_for_set_times_too() -> None:
+    """Issue 20: a persona with only set times (heartbeat_at, no interval) has a next check-in;
+    the menu says when, not "check-ins off"."""
+    from datetime import UTC, datetime
+
+    from hearthside.app.lifecycle import PersonaRow
+    from hearthside.ui.tray import status_line
+
+    at = datetime(2026, 12, 1, 13, 30, tzinfo=UTC)
+    local = at.astimezone().strftime("%H:%M")
+    set_times = PersonaRow("Kip", "/p/Kip", True, False, 0, at, 0)
+    assert status_line(set_times).startswith(f"next check-in {local}")
+    off = PersonaRow("Kip", "/p/Kip", True, False, 0, None, 0)
+    assert status_line(off).startswith("check-ins off")
+    every = PersonaRow("Kip", "/p/Kip", True, False, 30, at, 2)
+    assert status_line(every) == f"next check-in {local} · 2 change(s) to review"

@@ -90,10 +90,10 @@ def status_line(r: PersonaRow) -> str:
         hb = "check-ins paused"
     elif r.no_checklist:
         hb = "no checklist yet"
+    elif r.next_run is not None:  # from an interval or set times (heartbeat_at): the real next one
+        hb = f"next check-in {r.next_run.astimezone().strftime('%H:%M')}"
     elif r.interval_minutes <= 0:
         hb = "check-ins off"
-    elif r.next_run is not None:
-        hb = f"next check-in {r.next_run.astimezone().strftime('%H:%M')}"
     else:
         hb = f"check-in every {r.interval_minutes:g} min"
     if r.last_status == "failed":
