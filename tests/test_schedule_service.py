@@ -236,7 +236,8 @@ def test_the_menus_next_check_in_is_the_saved_schedules_after_a_restart(  # type
     make_persona(app_context)
     app_context.settings.set("personas", {"juniper": {"heartbeat_interval_minutes": 30}})
     last = datetime.now(UTC) - timedelta(minutes=10)
-    ScheduleStore(app_context.paths.schedule_file).update("juniper", anchor=last, settled=last, last_ran=last)
+    ScheduleStore(app_context.paths.schedule_file).update("juniper", anchor=last, settled=last, last_ran=last,
+                                                          last_status="failed")
     front = Quiet()
     with FakeModel() as fm:
         use_model(monkeypatch, fm)
@@ -248,6 +249,7 @@ def test_the_menus_next_check_in_is_the_saved_schedules_after_a_restart(  # type
             life.stop()
         asked = len(fm.requests)
     assert row.next_run == last + timedelta(minutes=30) and asked == 0 and front.outcomes == []
+    assert row.last_status == "failed"  # the menu still says the last one failed after a restart
 
 
 def test_the_system_zone_is_looked_up_again_at_every_call(monkeypatch) -> None:  # type: ignore[no-untyped-def]

@@ -227,13 +227,15 @@ class Lifecycle:
         app.settings.reload()
         hb = app.heartbeat
         rows = []
+        saved = hb.state.all()  # the last check-in's status survives a restart (schedule.json)
         for info in app.personas.list():
             cfg = hb.settings_for(info.name)
             last = self.last_outcome.get(info.name)
+            last_status = last.status if last else saved[info.name].last_status if info.name in saved else ""
             rows.append(PersonaRow(
                 info.name, str(info.path), info.exists, cfg.paused, cfg.interval_minutes,
                 self.next_check_in(info.name), self.drift_alerts.waiting_for(info.name),
-                last.status if last else "", last.reason if last else "",
+                last_status, last.reason if last else "",
                 checklist_state(info.path / "HEARTBEAT.md") if info.exists else "",
                 hb.snoozes.until(info.name)))
         return rows
