@@ -37,6 +37,7 @@ from .mcp_store import (
     Orphan,
     with_entry_id,
 )
+from .mcpb import BundleInstaller
 from .paths import AppPaths
 
 __all__ = ["ImportPreview", "ImportReport", "McpConfigBroken", "McpService", "Migration", "Orphan", "SecretInfo",
@@ -154,6 +155,11 @@ class McpService:
                     self.config.delete_secret(cfg, ref)
             raise
 
+    @property
+    def bundles(self) -> BundleInstaller:
+        """Installing ``.mcpb`` bundles as servers (the CLI's ``mcp install``, the window's button)."""
+        return BundleInstaller(self)
+
     def preview_import(self, path: str | Path) -> ImportPreview:
         return self.config.preview_import(path)
 
@@ -161,8 +167,12 @@ class McpService:
         return self.config.import_file(path)
 
     def remove(self, name: str) -> None:
-        """Remove a user's server and delete its secrets from the keyring."""
+        """Remove a user's server and delete its secrets from the keyring (and the folder of
+        the bundle it was installed from, see :mod:`.mcpb`)."""
+        before = self.config.load().get(name)
         if self.config.remove(name):
+            if before is not None:
+                self.bundles.forget(before)
             return
         if any(c.name == name for c, _ in self.connections.pack_servers()):
             raise McpConfigError(

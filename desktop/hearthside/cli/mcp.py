@@ -345,3 +345,13 @@ def _switch(ctx: click.Context, name: str, on: bool) -> None:
     with handled(McpConfigError):
         get_app(ctx).mcp.set_enabled(name, on)
     _echo(f"MCP server {name} is now {'enabled' if on else 'disabled'}")
+
+
+def _register_more() -> None:
+    """Subcommands kept in their own modules (bundles)."""
+    from .mcp_bundle import install_cmd
+
+    mcp.add_command(install_cmd)
+
+
+_register_more()
