@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -57,6 +58,7 @@ from .managekit import (
     scrolled,
     table,
 )
+from .mcp_bundle import BundleDialog, bundle_paths
 
 #: Extra seconds a Test may take beyond the server's own timeouts.
 _GRACE = 15.0
@@ -128,13 +130,16 @@ class McpWindow(ManageWindow):
         self.add_btn = button("Add…", self.show_add, "Add a server by its address or the program that runs it.")
         self.import_btn = button("Import…", self._pick_import,
                                  "Import servers from Claude Desktop, Cursor or VS Code.")
+        self.bundle_btn = button("Install bundle…", self._pick_bundle,
+                                 "Install a downloaded MCP bundle (.mcpb); you can also drop one on this window.")
+        self.setAcceptDrops(True)
         self.test_btn = button("Test", self.test_selected, "Connect to the selected server and list its tools.")
         self.toggle_btn = button("Disable", self._toggle, "Switch the selected server off or on.",
                                  name="Disable or enable")
         self.secret_btn = button("Replace secret…", self.show_secret, "Enter a new value for one of its secrets.")
         self.remove_btn = button("Remove", self._remove, "Remove the selected server and its secrets.")
-        layout.addLayout(row(self.add_btn, self.import_btn, self.test_btn, self.toggle_btn,
-                             self.secret_btn, self.remove_btn, stretch_at=6))
+        layout.addLayout(row(self.add_btn, self.import_btn, self.bundle_btn, self.test_btn, self.toggle_btn,
+                             self.secret_btn, self.remove_btn, stretch_at=7))
         self.message = MessageLine()
         layout.addWidget(self.message)
         # An mcp.json that does not parse is never moved by Hearthside on its own: the problem line
@@ -444,6 +449,37 @@ class McpWindow(ManageWindow):
             self.finished_action.emit("import")
 
         self.call_bg(lambda: self.app.mcp.import_file(path), done, self._failed)
+
+
+    # --- bundles (.mcpb) ---------------------------------------------------------------
+    def _pick_bundle(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Choose an MCP bundle", str(Path.home() / "Downloads"),
+                                              "MCP bundles (*.mcpb);;All files (*)")
+        if path:
+            self.open_bundle(path)
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if bundle_paths(event.mimeData().urls()):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        paths = bundle_paths(event.mimeData().urls())
+        if paths:
+            event.acceptProposedAction()
+            self.open_bundle(paths[0])
+
+    def open_bundle(self, path: str) -> None:
+        """Check the bundle at ``path`` and ask for its settings (nothing is written yet)."""
+        self.message.say(f"Checking {Path(path).name}…")
+
+        def done(got: tuple[Any, Any, list[str]]) -> None:
+            self.message.clear_message()
+            dlg = BundleDialog(self, *got)
+            self.dialog = dlg
+            dlg.show()
+            self.finished_action.emit("bundle")
+
+        self.call_bg(lambda: self.app.mcp.bundles.inspect(path), done, self._failed)
 
 
 class AddServerDialog(QDialog):
