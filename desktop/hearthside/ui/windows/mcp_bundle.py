@@ -98,7 +98,7 @@ class BundleDialog(QDialog):
         installer = self.window_.app.mcp.bundles
 
         def work() -> tuple[ServerConfig, list[str]]:
-            return installer.install(self.bundle, self.runtime, given)  # type: ignore[no-any-return]
+            return installer.install(self.bundle, self.runtime, given)
 
         def done(got: tuple[ServerConfig, list[str]]) -> None:
             self.close()
