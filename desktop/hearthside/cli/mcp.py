@@ -348,10 +348,12 @@ def _switch(ctx: click.Context, name: str, on: bool) -> None:
 
 
 def _register_more() -> None:
-    """Subcommands kept in their own modules (bundles)."""
+    """Subcommands kept in their own modules (bundles, the registry)."""
     from .mcp_bundle import install_cmd
+    from .mcp_registry import registry_group
 
     mcp.add_command(install_cmd)
+    mcp.add_command(registry_group)
 
 
 _register_more()
