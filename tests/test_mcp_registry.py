@@ -39,7 +39,7 @@ class FakeRegistry:
             def log_message(self, *a: object) -> None:
                 pass
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 outer.paths.append(self.path)
                 status, body = outer.answer(self.path)
                 self.send_response(status)
