@@ -115,30 +115,26 @@ class Registry:
         self.base = base.rstrip("/")
 
     def _get(self, path: str, query: Mapping[str, str] | None = None) -> Any:
-        import httpx2
+        from ..adapters.bounded_http import FetchError, TooLarge, get_bounded
 
         url = f"{self.base}{path}"
         if query:
             url += "?" + urllib.parse.urlencode({k: v for k, v in query.items() if v})
         host = urllib.parse.urlsplit(self.base).hostname or self.base
         try:
-            with httpx2.Client(timeout=TIMEOUT_S, follow_redirects=False, trust_env=False) as client, \
-                    client.stream("GET", url, headers={"Accept": "application/json"}) as resp:
-                if resp.status_code == 404:
-                    raise RegistryError(f"the MCP registry at {host} has no such server")
-                if resp.status_code != 200:
-                    raise RegistryError(f"the MCP registry at {host} answered HTTP {resp.status_code}; "
-                                        "nothing was added (try again later)")
-                body = bytearray()
-                for chunk in resp.iter_bytes():
-                    body += chunk
-                    if len(body) > MAX_PAGE_BYTES:
-                        raise RegistryError(f"the MCP registry at {host} sent a page larger than "
-                                            f"{MAX_PAGE_BYTES // 2**20} MB, so it was not read")
-        except httpx2.HTTPError as exc:
-            raise RegistryError(f"the MCP registry at {host} could not be reached ({type(exc).__name__})") from None
+            body = get_bounded(url, MAX_PAGE_BYTES, TIMEOUT_S)
+        except TooLarge:
+            raise RegistryError(f"the MCP registry at {host} sent a page larger than "
+                                f"{MAX_PAGE_BYTES // 2**20} MB, so it was not read") from None
+        except FetchError as exc:
+            if exc.status == 404:
+                raise RegistryError(f"the MCP registry at {host} has no such server") from None
+            if exc.status:
+                raise RegistryError(f"the MCP registry at {host} answered HTTP {exc.status}; "
+                                    "nothing was added (try again later)") from None
+            raise RegistryError(f"the MCP registry at {host} could not be reached ({exc})") from None
         try:
-            return json.loads(bytes(body).decode("utf-8"))
+            return json.loads(body.decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
             raise RegistryError(f"the MCP registry at {host} did not answer with valid JSON") from None
 
