@@ -339,3 +339,22 @@ def test_a_required_setting_missing_is_refused(service: McpService, tmp_path: Pa
     with pytest.raises(BundleError, match="'api_key' .* is required"):
         _install(service, bundle, {})
     _nothing_added(service)
+
+
+def test_a_binary_bundle_runs_its_entry_point_even_from_a_zip_without_modes(  # type: ignore[no-untyped-def]
+    service: McpService, tmp_path: Path
+) -> None:
+    launcher = f"#!/bin/sh\nexec {sys.executable} \"$(dirname \"$0\")/main.py\"\n"
+    manifest = {"manifest_version": "0.3", "name": "bin", "version": "1", "description": "d", "author": {"name": "T"},
+                "server": {"type": "binary", "entry_point": "server/run",
+                           "mcp_config": {"command": "${__dirname}/server/run", "args": []}},
+                "compatibility": {"platforms": ["linux", "darwin"]}}
+    if sys.platform not in ("linux", "darwin"):
+        pytest.skip("the launcher is a shell script")
+    bundle = build(tmp_path / "bin.mcpb", manifest, {"server/run": launcher, "server/main.py": PY_SERVER})
+    (added, _), _ = _install(service, bundle)
+    folder = bundles_dir(service.paths.data_dir) / "bin"
+    assert added.command == str(folder / "server" / "run") and os.access(added.command, os.X_OK)
+    assert call(service, "mcp__bin__greet", {"name": "Bo"}) == "?, Bo (from bin)"
+    service.remove("bin")
+    assert not folder.exists()

@@ -469,6 +469,9 @@ class BundleInstaller:
             members = check_members(zf, bundle.path.name)  # the file may have changed since inspect()
             unpack(zf, members, target, bundle.path.name)
         try:
+            if bundle.server_type == "binary":  # a zip made on Windows keeps no executable bit
+                entry = target.joinpath(*bundle.entry_point.split("/"))
+                entry.chmod(entry.stat().st_mode | 0o111)
             added = self._add(cfg, secrets)
         except BaseException:
             remove_tree(target)
