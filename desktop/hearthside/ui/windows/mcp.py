@@ -58,6 +58,7 @@ from .managekit import (
     scrolled,
     table,
 )
+from .mcp_browse import BrowseDialog
 from .mcp_bundle import BundleDialog, bundle_paths
 
 #: Extra seconds a Test may take beyond the server's own timeouts.
@@ -133,13 +134,14 @@ class McpWindow(ManageWindow):
         self.bundle_btn = button("Install bundle…", self._pick_bundle,
                                  "Install a downloaded MCP bundle (.mcpb); you can also drop one on this window.")
         self.setAcceptDrops(True)
+        self.browse_btn = button("Browse…", self.show_browse, "Find a server in the MCP Registry and add it.")
         self.test_btn = button("Test", self.test_selected, "Connect to the selected server and list its tools.")
         self.toggle_btn = button("Disable", self._toggle, "Switch the selected server off or on.",
                                  name="Disable or enable")
         self.secret_btn = button("Replace secret…", self.show_secret, "Enter a new value for one of its secrets.")
         self.remove_btn = button("Remove", self._remove, "Remove the selected server and its secrets.")
-        layout.addLayout(row(self.add_btn, self.import_btn, self.bundle_btn, self.test_btn, self.toggle_btn,
-                             self.secret_btn, self.remove_btn, stretch_at=7))
+        layout.addLayout(row(self.add_btn, self.import_btn, self.bundle_btn, self.browse_btn, self.test_btn,
+                             self.toggle_btn, self.secret_btn, self.remove_btn, stretch_at=8))
         self.message = MessageLine()
         layout.addWidget(self.message)
         # An mcp.json that does not parse is never moved by Hearthside on its own: the problem line
@@ -467,6 +469,12 @@ class McpWindow(ManageWindow):
         if paths:
             event.acceptProposedAction()
             self.open_bundle(paths[0])
+
+    def show_browse(self) -> BrowseDialog:
+        dlg = BrowseDialog(self)
+        self.dialog = dlg
+        dlg.show()
+        return dlg
 
     def open_bundle(self, path: str) -> None:
         """Check the bundle at ``path`` and ask for its settings (nothing is written yet)."""
