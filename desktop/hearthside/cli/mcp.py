@@ -157,7 +157,7 @@ def _report_names(status: Any) -> None:
         for short, full in status.renamed_tools:
             _echo(f"  {short}  <-  {full}")
     for tool, why in status.skipped_tools:
-        _echo(f"skipped tool {tool!r}: {why}")
+        _echo(f"left out tool {tool!r}: {why}")
 
 
 @mcp.command("test")
