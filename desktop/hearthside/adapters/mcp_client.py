@@ -82,6 +82,11 @@ SAFE_ENV_KEYS = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC
 MAX_TOOLS_PER_SERVER = 5000
 MAX_TOOL_PAGES = 200
 
+#: The largest single message read from an HTTP server (the SDK's default is 1 MiB). A result
+#: of a few megabytes is read whole and then cut to the server's ``max_result_chars`` (the model
+#: gets the start and a notice) instead of failing outright; past this the call fails.
+MAX_SSE_EVENT_BYTES = 64 * 1024 * 1024
+
 SecretResolver = Callable[[str], "str | None"]
 StatusListener = Callable[["ServerStatus"], None]
 
@@ -553,7 +558,8 @@ class McpConnection:
             event_hooks={"response": [on_response]},
         )
         await stack.enter_async_context(client)
-        return await stack.enter_async_context(streamable_http_client(url, http_client=client))
+        return await stack.enter_async_context(streamable_http_client(url, http_client=client,
+                                                                      max_sse_event_size=MAX_SSE_EVENT_BYTES))
 
     async def _resolved(self, pairs: Mapping[str, str | SecretRef], what: str) -> dict[str, str]:
         """Plain values as they are, references read from the secret store in a worker thread
