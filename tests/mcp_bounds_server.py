@@ -17,7 +17,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-
 from mcp.server.mcpserver import MCPServer
 from mcp_types import BlobResourceContents, EmbeddedResource, ImageContent, TextContent, ToolAnnotations, ToolExecution
 

@@ -25,9 +25,8 @@ from typing import Any
 
 import pytest
 from fakemodel import FakeModel
-from mcp_helpers import free_port, mcp_file, wait_port
-
 from hearthside.core.mcpresults import DEFAULT_MAX_RESULT_CHARS
+from mcp_helpers import free_port, mcp_file, wait_port
 
 SERVER = Path(__file__).resolve().parent / "mcp_bounds_server.py"
 

@@ -31,9 +31,6 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from ..core.errors import ErrorKind, ServiceError
-from ..core.mcppaths import PathArgument, path_arguments, server_roots
-from ..core.mcppaths import refusal as path_refusal
-from ..core.mcpresults import DEFAULT_MAX_RESULT_CHARS, MAX_RESULT_ITEMS, Part, bounded_text, describe_binary
 from ..core.mcpconfig import (
     SecretRef,
     ServerConfig,
@@ -45,6 +42,9 @@ from ..core.mcpconfig import (
     url_secret_key,
     url_with_secrets,
 )
+from ..core.mcppaths import PathArgument, path_arguments, server_roots
+from ..core.mcppaths import refusal as path_refusal
+from ..core.mcpresults import DEFAULT_MAX_RESULT_CHARS, MAX_RESULT_ITEMS, Part, bounded_text, describe_binary
 from ..core.redact import SECRET_HEADER_NAMES, is_secret_name, redact, register_secret
 from ..core.secrets import SecretStoreError
 from ..core.tools import TOOL_NAME_RX, ToolEnv, ToolResult, ToolSpec
