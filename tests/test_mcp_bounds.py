@@ -241,3 +241,23 @@ def test_the_approval_prompt_shows_the_resolved_path_and_the_refusal(  # type: i
     assert [t[0] for t in req.rest] == ["path", "content"]  # one-word content: checked, not shown
     assert (kip / "SOUL.md").read_bytes() == before and not (notes / "a.md").exists()
     assert os.path.isdir(notes)
+
+
+def test_only_servers_on_this_computer_have_their_paths_checked(isolated_home: Path) -> None:
+    """A remote server's ``path`` names a file over there (a repository, an API route such as
+    ``/``): refusing it would break remote tools for nothing. A loopback one is checked."""
+    from hearthside.adapters.mcp_client import McpConnection, McpTool
+    from hearthside.core.mcpconfig import server_from_entry
+    from hearthside.core.tools import ToolEnv
+    from hearthside.core.writeguard import WriteGuard
+
+    kip = _persona_dir(isolated_home, "kip")
+    env = ToolEnv(write_guard=WriteGuard.of([(kip, "the persona folder of kip")]))
+    args = {"path": f"{kip}/SOUL.md", "content": "x"}
+    for url, refused in (("https://code.example/mcp", False), ("http://127.0.0.1:9/mcp", True),
+                         ("http://[::1]:9/mcp", True)):
+        cfg, _, _ = server_from_entry("fs", {"url": url})
+        tool = McpTool(McpConnection(cfg, lambda ref: None, reconnect=False), "write_file", "", {}, False)
+        assert bool(tool.refusal(args, env)) is refused, url
+        read = McpTool(McpConnection(cfg, lambda ref: None, reconnect=False), "read_file", "", {}, True)
+        assert read.refusal(args, env) == ""

@@ -31,6 +31,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from ..core.errors import ErrorKind, ServiceError
+from ..core.loopback import is_loopback_host
 from ..core.mcpconfig import (
     SecretRef,
     ServerConfig,
@@ -209,9 +210,16 @@ class McpTool:
     def refusal(self, args: Mapping[str, Any], env: ToolEnv) -> str:
         """The write guard's sentence when this call would change a protected place, else "".
         Read-only tools (``readOnlyHint``) are not checked: reading stays allowed."""
-        if self._read_only:
+        if self._read_only or not self.local:
             return ""
         return path_refusal(env.write_guard, self.resolved_paths(args))
+
+    @property
+    def local(self) -> bool:
+        """True when the server runs on this computer (stdio, or HTTP on a loopback address),
+        so its paths are this computer's; a remote server's ``path`` names something there."""
+        cfg = self._conn.cfg
+        return cfg.transport == "stdio" or is_loopback_host(origin_of(cfg.url)[1])
 
     async def execute(self, args: Mapping[str, Any], env: ToolEnv) -> ToolResult:
         why = self.refusal(args, env)

@@ -16,6 +16,9 @@ Guessing wide is the safe side: a relative string that is not a path at all ("he
 matters if, under some root, it names a protected place. Nested lists and objects are
 searched too (``read_multiple_files``' ``paths``, an ``edits`` list).
 
+Only servers on this computer are checked (stdio, or HTTP on a loopback address): a remote
+server's ``path`` (a repository file, an API route such as ``/``) names nothing here.
+
 Tools the server marks ``readOnlyHint`` are not checked: reading stays allowed, and the hint
 is what already decides whether a call needs approval. A server that lies about the hint is a
 hostile server; keeping it inside its limits is the process sandbox's job.
