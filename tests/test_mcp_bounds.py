@@ -261,3 +261,30 @@ def test_only_servers_on_this_computer_have_their_paths_checked(isolated_home: P
         assert bool(tool.refusal(args, env)) is refused, url
         read = McpTool(McpConnection(cfg, lambda ref: None, reconnect=False), "read_file", "", {}, True)
         assert read.refusal(args, env) == ""
+
+
+def test_the_mcp_window_lists_the_task_only_tool_as_left_out(  # type: ignore[no-untyped-def]
+    qtbot, app_context, http_server: str
+) -> None:
+    from hearthside.ui.windows.mcp import McpWindow
+    from manage_helpers import make_bridge
+
+    bridge = make_bridge(app_context)
+    app_context.mcp.on_status = bridge.mcp_status.emit  # as the lifecycle does in the app
+    w = McpWindow(app_context, bridge)
+    qtbot.addWidget(w)
+    w.show()
+    try:
+        qtbot.waitUntil(lambda: w.detail.text() != "Reading the servers…", timeout=20000)
+        dlg = w.show_add()
+        dlg.name.setText("jobs")
+        dlg.kind.setCurrentIndex(0)
+        dlg.url.setText(http_server)
+        with qtbot.waitSignal(w.finished_action, timeout=30000, check_params_cb=lambda a: a == "test"):
+            dlg.save_btn.click()
+        text = w.detail.text()
+        assert "Tools left out: task_only (it runs only as a long-running MCP task, which Hearthside " \
+               "does not support yet)" in text, text
+    finally:
+        app_context.runtime.run(app_context.mcp.close(), timeout=30)
+        bridge.close()
