@@ -31,6 +31,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from ..core.errors import ErrorKind, ServiceError
+from ..core.loopback import is_loopback_host
 from ..core.mcpconfig import (
     SecretRef,
     ServerConfig,
@@ -42,6 +43,9 @@ from ..core.mcpconfig import (
     url_secret_key,
     url_with_secrets,
 )
+from ..core.mcppaths import PathArgument, path_arguments, server_roots
+from ..core.mcppaths import refusal as path_refusal
+from ..core.mcpresults import DEFAULT_MAX_RESULT_CHARS, MAX_RESULT_ITEMS, Part, bounded_text, describe_binary
 from ..core.redact import SECRET_HEADER_NAMES, is_secret_name, redact, register_secret
 from ..core.secrets import SecretStoreError
 from ..core.tools import TOOL_NAME_RX, ToolEnv, ToolResult, ToolSpec
@@ -78,6 +82,11 @@ SAFE_ENV_KEYS = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC
 #: At most this many tools are taken from one server (pages are followed until then).
 MAX_TOOLS_PER_SERVER = 5000
 MAX_TOOL_PAGES = 200
+
+#: The largest single message read from an HTTP server (the SDK's default is 1 MiB). A result
+#: of a few megabytes is read whole and then cut to the server's ``max_result_chars`` (the model
+#: gets the start and a notice) instead of failing outright; past this the call fails.
+MAX_SSE_EVENT_BYTES = 64 * 1024 * 1024
 
 SecretResolver = Callable[[str], "str | None"]
 StatusListener = Callable[["ServerStatus"], None]
@@ -192,24 +201,81 @@ class McpTool:
     def server(self) -> str:
         return self._conn.name
 
+    def resolved_paths(self, args: Mapping[str, Any]) -> list[PathArgument]:
+        """The arguments of a call that may be local paths, resolved against the folders this
+        server was given (for the approval prompt and the write guard)."""
+        cfg = self._conn.cfg
+        return path_arguments(args, server_roots(cfg.args if cfg.transport == "stdio" else (), cfg.cwd))
+
+    def refusal(self, args: Mapping[str, Any], env: ToolEnv) -> str:
+        """The write guard's sentence when this call would change a protected place, else "".
+        Read-only tools (``readOnlyHint``) are not checked: reading stays allowed."""
+        if self._read_only or not self.local:
+            return ""
+        return path_refusal(env.write_guard, self.resolved_paths(args))
+
+    @property
+    def local(self) -> bool:
+        """True when the server runs on this computer (stdio, or HTTP on a loopback address),
+        so its paths are this computer's; a remote server's ``path`` names something there."""
+        cfg = self._conn.cfg
+        return cfg.transport == "stdio" or is_loopback_host(origin_of(cfg.url)[1])
+
     async def execute(self, args: Mapping[str, Any], env: ToolEnv) -> ToolResult:
+        why = self.refusal(args, env)
+        if why:
+            return ToolResult.error(why)
         return await self._conn.call_tool(self.remote_name, dict(args))
 
 
-def _result_text(result: Any) -> tuple[str, bool]:
-    parts: list[str] = []
+def _content_parts(result: Any) -> list[Part]:
+    """A result's content blocks as text parts: text as it is, images, audio and binary
+    resources described (the model client is text-only), a resource link by its address."""
+    parts: list[Part] = []
     for c in getattr(result, "content", None) or []:
+        kind = getattr(c, "type", "")
         text = getattr(c, "text", None)
         if isinstance(text, str):
-            parts.append(text)
+            parts.append(Part(text))
+        elif kind == "image":
+            parts.append(describe_binary("an image", getattr(c, "mime_type", ""), getattr(c, "data", "")))
+        elif kind == "audio":
+            parts.append(describe_binary("an audio clip", getattr(c, "mime_type", ""), getattr(c, "data", "")))
+        elif kind == "resource":
+            res = getattr(c, "resource", None)
+            uri = str(getattr(res, "uri", "") or "")
+            if isinstance(getattr(res, "text", None), str):
+                parts.append(Part(res.text))  # type: ignore[union-attr]
+            else:
+                parts.append(describe_binary("a binary resource", getattr(res, "mime_type", "") or "",
+                                             getattr(res, "blob", ""), uri))
+        elif kind == "resource_link":
+            name = getattr(c, "name", "") or ""
+            parts.append(Part(f"[a link to the resource {getattr(c, 'uri', '')}" + (f" ({name})" if name else "")
+                              + "]"))
         else:
             try:
-                parts.append(json.dumps(c.model_dump(mode="json", exclude_none=True), ensure_ascii=False))
+                parts.append(Part(json.dumps(c.model_dump(mode="json", exclude_none=True), ensure_ascii=False)))
             except Exception:  # noqa: BLE001
-                parts.append(str(c))
+                parts.append(Part(str(c)))
     if not parts and getattr(result, "structured_content", None) is not None:
-        parts.append(json.dumps(result.structured_content, ensure_ascii=False, default=str))
-    return "\n".join(parts), bool(getattr(result, "is_error", False))
+        parts.append(Part(json.dumps(result.structured_content, ensure_ascii=False, default=str)))
+    return parts
+
+
+def _result_text(result: Any, max_chars: int = DEFAULT_MAX_RESULT_CHARS) -> tuple[str, bool]:
+    """The result as the model gets it: within ``max_chars`` and :data:`MAX_RESULT_ITEMS`."""
+    return bounded_text(_content_parts(result), max_chars, MAX_RESULT_ITEMS), bool(getattr(result, "is_error", False))
+
+
+def left_out_reason(tool: Any) -> str:
+    """Why a listed tool cannot be offered, or ``""``: one that runs only as a task
+    (``execution.taskSupport`` "required", MCP 2025-11-25) fails at every plain call, and
+    Hearthside does not run MCP tasks."""
+    execution = getattr(tool, "execution", None)
+    if getattr(execution, "task_support", None) == "required":
+        return "it runs only as a long-running MCP task, which Hearthside does not support yet"
+    return ""
 
 
 class McpConnection:
@@ -325,7 +391,7 @@ class McpConnection:
             if self._trouble is not None:
                 self._trouble.set()
             return ToolResult.error(f"MCP tool {tool} on {self.name} failed: {describe_error(exc)}")
-        text, is_error = _result_text(result)
+        text, is_error = _result_text(result, self.cfg.max_result_chars)
         return ToolResult(text, is_error)
 
     # --- supervision ---------------------------------------------------------------------
@@ -418,11 +484,11 @@ class McpConnection:
                                                     why.advice)) from None
             self._session = session
             self._tools = tools
-            parts = []
+            parts = list(cfg.warnings)
             if renamed:
                 parts.append(f"{len(renamed)} tool(s) renamed (names too long or not usable)")
             if skipped:
-                parts.append(f"{len(skipped)} tool(s) skipped")
+                parts.append(f"{len(skipped)} tool(s) left out")
             self._set("connected", "; ".join(parts), len(tools), tuple(skipped), tuple(renamed))
             self._first_done.set()  # type: ignore[union-attr]
             return await self._watch(session)
@@ -500,7 +566,8 @@ class McpConnection:
             event_hooks={"response": [on_response]},
         )
         await stack.enter_async_context(client)
-        return await stack.enter_async_context(streamable_http_client(url, http_client=client))
+        return await stack.enter_async_context(streamable_http_client(url, http_client=client,
+                                                                      max_sse_event_size=MAX_SSE_EVENT_BYTES))
 
     async def _resolved(self, pairs: Mapping[str, str | SecretRef], what: str) -> dict[str, str]:
         """Plain values as they are, references read from the secret store in a worker thread
@@ -549,6 +616,11 @@ class McpConnection:
                     continue
                 if not t.name:
                     skipped.append((t.name, "the tool has no name"))
+                    continue
+                why_not = left_out_reason(t)
+                if why_not:
+                    seen.add(t.name)
+                    skipped.append((t.name, why_not))
                     continue
                 if len(tools) >= MAX_TOOLS_PER_SERVER:
                     why = (f"the server offers more than {MAX_TOOLS_PER_SERVER} tools; "

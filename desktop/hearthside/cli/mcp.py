@@ -76,7 +76,7 @@ def list_cmd(ctx: click.Context, as_json: bool) -> None:
     for e in entries:
         c = e.config
         d: dict[str, Any] = {"name": c.name, "transport": c.transport, "enabled": c.enabled,
-                             "timeout": c.timeout, "source": c.source}
+                             "timeout": c.timeout, "source": c.source, "max_result_chars": c.max_result_chars}
         if c.transport == "http":
             d["url"] = c.url
             d["headers"] = {k: (MASK if k in c.secret_refs() else v) for k, v in c.headers.items()}
@@ -95,6 +95,8 @@ def list_cmd(ctx: click.Context, as_json: bool) -> None:
     warning = warning or svc.load_error
     if warning:  # on stderr, so --json stays the same one list whatever happened
         _echo(f"warning: {warning}", err=True)
+    for note in (w for e in entries for w in e.config.warnings):
+        _echo(f"warning: {note}", err=True)
     if as_json:
         emit_json(docs)
         return
@@ -157,7 +159,7 @@ def _report_names(status: Any) -> None:
         for short, full in status.renamed_tools:
             _echo(f"  {short}  <-  {full}")
     for tool, why in status.skipped_tools:
-        _echo(f"skipped tool {tool!r}: {why}")
+        _echo(f"left out tool {tool!r}: {why}")
 
 
 @mcp.command("test")

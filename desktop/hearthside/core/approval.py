@@ -16,8 +16,9 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
+from .mcppaths import PathArgument
 from .termsafe import visible_line
 from .tools import Targeted, Tool, ToolEnv
 
@@ -74,6 +75,39 @@ def shown(value: Any) -> str:
     return visible(text)
 
 
+@runtime_checkable
+class ResolvesPaths(Protocol):
+    """Optional: a tool whose arguments may hold several paths (an MCP tool) says what each
+    resolves to, and why the write guard would refuse the call."""
+
+    def resolved_paths(self, args: Mapping[str, Any]) -> list[PathArgument]: ...
+
+    def refusal(self, args: Mapping[str, Any], env: ToolEnv) -> str: ...
+
+
+def _with_resolved_paths(tool: ResolvesPaths, args: Mapping[str, Any], env: ToolEnv) -> ApprovalRequest:
+    """Every argument in full, a path shown as what it resolves to (``…/Kip/../Kip/SOUL.md`` is
+    shown as ``/home/ada/.config/hearthside/personas/Kip/SOUL.md``, then as written)."""
+    name = tool.spec.name if isinstance(tool, Tool) else type(tool).__name__
+    try:
+        found = tool.resolved_paths(args)
+        why = tool.refusal(args, env)
+    except Exception as exc:  # noqa: BLE001 - a bad path: show the call as given, with why
+        return ApprovalRequest(name, f"run (the paths cannot be resolved: {str(exc) or type(exc).__name__})", "",
+                               tuple((k, shown(v)) for k, v in args.items()))
+    top = {a.where: a for a in found if a.where in args and a.worth_showing}
+    rest: list[tuple[str, str]] = []
+    for k, v in args.items():
+        arg = top.get(k)
+        if arg is not None and arg.readings != arg.given:
+            rest.append((k, f"{shown(arg.readings)} (as written: {shown(v)})"))
+        else:
+            rest.append((k, shown(v)))
+    rest += [(f"{a.where} resolves to", shown(a.readings)) for a in found
+             if a.where not in args and a.worth_showing and a.readings != a.given]
+    return ApprovalRequest(name, "run", "", tuple(rest), why)
+
+
 def describe_call(tool: Tool, args: Mapping[str, Any], env: ToolEnv) -> ApprovalRequest:
     """The approval request for calling ``tool`` with ``args`` in ``env``."""
     name = tool.spec.name
@@ -85,6 +119,8 @@ def describe_call(tool: Tool, args: Mapping[str, Any], env: ToolEnv) -> Approval
             rest = tuple((k, shown(v)) for k, v in args.items())
             return ApprovalRequest(name, "run (the target cannot be resolved: "
                                    f"{str(exc) or type(exc).__name__})", "", rest)
+    if target is None and isinstance(tool, ResolvesPaths):
+        return _with_resolved_paths(tool, args, env)
     if target is None:
         return ApprovalRequest(name, "run", "", tuple((k, shown(v)) for k, v in args.items()))
     rest = tuple((k, shown(v)) for k, v in args.items() if k != "path")

@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from .errors import ErrorKind, ServiceError
 from .loopback import is_loopback_host
+from .mcpresults import DEFAULT_MAX_RESULT_CHARS, result_cap_setting
 from .redact import MASK, is_secret_name, is_secret_query_name, looks_secret, looks_token
 
 #: Seconds each connection phase (connect, list tools, a call) may take by default.
@@ -170,6 +171,12 @@ class ServerConfig:
     #: The id of this server's ``mcp.json`` entry (user servers; "" for packs' servers and for an
     #: entry Hearthside has not given one yet). Its secrets are stored bound to it (:func:`bound_key`).
     entry: str = ""
+    #: The most characters of one tool result that reach the model (``max_result_chars``;
+    #: see :mod:`hearthside.core.mcpresults`).
+    max_result_chars: int = DEFAULT_MAX_RESULT_CHARS
+    #: Sentences about settings of this entry that could not be used as written (the default
+    #: was used instead); shown with the server's status.
+    warnings: tuple[str, ...] = ()
 
     def keyring_key(self, ref: str) -> str | None:
         """Where this server's secret ``ref`` lives in the keyring: bound to the entry id for a
@@ -216,6 +223,8 @@ class ServerConfig:
                 d["allow_insecure_http"] = True
         d["enabled"] = self.enabled
         d["timeout"] = self.timeout
+        if self.max_result_chars != DEFAULT_MAX_RESULT_CHARS:
+            d["max_result_chars"] = self.max_result_chars
         return d
 
 
@@ -474,10 +483,13 @@ def server_from_entry(
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
         raise McpConfigError(f"server {name!r}: timeout must be a number of seconds")
     enabled = raw.get("enabled", not raw.get("disabled", False))
+    cap, cap_warning = result_cap_setting(raw.get("max_result_chars"), name)
     common: dict[str, Any] = {
         "enabled": bool(enabled),
         "timeout": float(timeout),
         "source": source,
+        "max_result_chars": cap,
+        "warnings": (cap_warning,) if cap_warning else (),
     }
     # Only Hearthside's own file carries entry ids (it made them); an id anywhere else (an
     # imported file, a pack) is ignored, so no file can claim the secrets of an entry it is not.
