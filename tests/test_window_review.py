@@ -256,9 +256,19 @@ def test_approve_under_a_writer_records_only_what_was_shown(window, qtbot, app_c
     thread = threading.Thread(target=writer, daemon=True)
     thread.start()
     approvals = refusals = 0
+
+    def ready() -> bool:
+        """Something to approve is on screen; else ask again (the window reads one snapshot at a
+        time, so asking while one is read costs nothing): on a machine busy enough, the file's
+        state at one reading may be the version just approved, and nothing else would ask."""
+        if window.item is not None and window.item.can_approve:
+            return True
+        window.refresh()
+        return False
+
     try:
         for _ in range(60):
-            qtbot.waitUntil(lambda: window.item is not None and window.item.can_approve, timeout=4 * WAIT)
+            qtbot.waitUntil(ready, timeout=4 * WAIT)
             shown = "\n".join(r.text for r in window.item.rows if r.kind in ("add", "context"))
             with qtbot.waitSignal(window.approved, timeout=4 * WAIT) as blocker, \
                     qtbot.waitSignal(window.refreshed, timeout=4 * WAIT):

@@ -58,8 +58,18 @@ def select_backend() -> Any:
     reasons: list[str] = []
     best: Any = None
     best_prio = -1.0
+    # keyring.get_all_keyring() decides which backends are viable once per process and keeps
+    # that list: a first look taken while no Secret Service answered (a session bus still
+    # starting, a test without one) would hide the keyring for good. So it is called only to
+    # load the backends' modules, and viability is asked again each time a store needs one.
     try:
-        candidates = keyring.backend.get_all_keyring()
+        keyring.backend.get_all_keyring()
+        candidates = []
+        for cls in keyring.backend.KeyringBackend.get_viable_backends():
+            try:
+                candidates.append(cls())
+            except TypeError:  # a backend that needs arguments (the chainer's parts, say)
+                continue
     except Exception as exc:  # noqa: BLE001
         raise SecretStoreError(f"{_NO_BACKEND} ({exc})") from None
     for b in candidates:

@@ -22,14 +22,14 @@ from ..safetext import PlainLabel
 from .managekit import MessageLine, button, named, row, table
 
 if TYPE_CHECKING:
-    from .mcp import McpWindow
+    from .mcp_host import McpHost
 
 
 class BrowseDialog(QDialog):
     """Search box, results (name, version, kind, description), the selected one's plan, *Add*."""
 
-    def __init__(self, window: McpWindow) -> None:
-        super().__init__(window)
+    def __init__(self, window: McpHost) -> None:
+        super().__init__(window if isinstance(window, QWidget) else None)  # the window, as Qt parent
         self.window_ = window
         self.found: list[RegistryServer] = []
         self.next_cursor = ""
@@ -63,9 +63,10 @@ class BrowseDialog(QDialog):
         self.resize(720, 520)
 
     def _registry(self) -> Registry:
-        """The registry settings.toml names now (it may have been edited while the app runs)."""
+        """The registry settings.toml names now (it may have been edited while the app runs).
+        Reads the file: call it in work handed to a worker, never on the Qt thread."""
         settings = self.window_.app.settings
-        settings.reload()
+        settings.reload()  # io-ok: only called from the workers of search and add
         return Registry(registry_url(settings))
 
     def search(self) -> None:

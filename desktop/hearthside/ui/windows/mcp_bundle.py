@@ -20,14 +20,14 @@ from ..safetext import PlainLabel
 from .managekit import MessageLine, button, named, row
 
 if TYPE_CHECKING:
-    from .mcp import McpWindow
+    from .mcp_host import McpHost
 
 
 class BundleDialog(QDialog):
     """The bundle's name, version and description, one field per setting, and *Install*."""
 
-    def __init__(self, window: McpWindow, bundle: Bundle, runtime: Runtime | None, notes: list[str]) -> None:
-        super().__init__(window)
+    def __init__(self, window: McpHost, bundle: Bundle, runtime: Runtime | None, notes: list[str]) -> None:
+        super().__init__(window if isinstance(window, QWidget) else None)  # the window, as Qt parent
         self.window_ = window
         self.bundle = bundle
         self.runtime = runtime
