@@ -50,6 +50,7 @@ from ..core.redact import SECRET_HEADER_NAMES, is_secret_name, redact, register_
 from ..core.secrets import SecretStoreError
 from ..core.tools import TOOL_NAME_RX, ToolEnv, ToolResult, ToolSpec
 from . import procgroups
+from .mcp_oauth import GuardedOAuthProvider, OAuthRecords, SignInNeeded, background_auth
 
 #: The process groups spawned by the stdio transport being opened in this context (set by
 #: :meth:`McpConnection._open_transport`), so each connection knows its server's group.
@@ -278,6 +279,30 @@ def left_out_reason(tool: Any) -> str:
     return ""
 
 
+class _SignInWatch(httpx2.Auth):
+    """The OAuth provider of a background connection, noting on the connection when the
+    server asks for a sign-in (the SDK's transport turns the exception into a generic error)."""
+
+    requires_response_body = True
+
+    def __init__(self, provider: GuardedOAuthProvider, conn: McpConnection) -> None:
+        self._provider = provider
+        self._conn = conn
+
+    async def async_auth_flow(self, request: httpx2.Request) -> Any:
+        flow = self._provider.async_auth_flow(request)
+        try:
+            outgoing = await flow.__anext__()
+            while True:
+                response = yield outgoing
+                outgoing = await flow.asend(response)
+        except StopAsyncIteration:
+            return
+        except SignInNeeded as exc:
+            self._conn._sign_in = exc  # noqa: SLF001 - this class is the connection's own helper
+            raise
+
+
 class McpConnection:
     """One server's supervised session on the running asyncio loop.
 
@@ -288,8 +313,11 @@ class McpConnection:
 
     def __init__(self, cfg: ServerConfig, resolve_secret: SecretResolver, *, reconnect: bool = True,
                  ping_interval: float = 15.0, backoff: tuple[float, float] = (0.5, 30.0),
-                 on_status: StatusListener | None = None) -> None:
+                 on_status: StatusListener | None = None, oauth: OAuthRecords | None = None) -> None:
         self.cfg = cfg
+        #: Where this server's OAuth sign-in lives (None: the server signs in with no OAuth).
+        self._oauth = oauth
+        self._sign_in: SignInNeeded | None = None
         self.name = cfg.name
         self._resolve = resolve_secret
         self._reconnect = reconnect
@@ -454,6 +482,7 @@ class McpConnection:
         cfg = self.cfg
         self._http_status = None
         self._last_transport_error = None
+        self._sign_in = None
         async with contextlib.AsyncExitStack() as stack:
             try:
                 # Entering the transport and session only spawns a process or builds a client;
@@ -497,6 +526,8 @@ class McpConnection:
         """The most useful account of a failed attempt: what HTTP status or the server's own
         error output says, else ``fallback``."""
         code = self._http_status
+        if self._sign_in is not None:
+            return McpConnectError(self._sign_in.sentence, self._sign_in.kind, self._sign_in.advice)
         if code in (401, 403):
             keys = list(self.cfg.secret_refs()) or ["Authorization"]
             return McpConnectError(f"authentication failed (HTTP {code}): the server refused the credentials",
@@ -560,8 +591,11 @@ class McpConnection:
             if response.status_code >= 400:
                 self._http_status = response.status_code
 
+        auth = None
+        if self._oauth is not None:
+            auth = _SignInWatch(background_auth(self.name, cfg.url, self._oauth), self)
         client = httpx2.AsyncClient(
-            headers=plain, transport=transport, follow_redirects=False,
+            headers=plain, transport=transport, follow_redirects=False, auth=auth,
             timeout=httpx2.Timeout(cfg.timeout, read=max(300.0, cfg.timeout)),
             event_hooks={"response": [on_response]},
         )

@@ -27,6 +27,7 @@ from ..core.mcpconfig import McpConfig, McpConfigError, ServerConfig, ServerStat
 from ..core.secrets import SecretStore, SecretStoreError
 from ..core.tools import Catalog, Tool
 from .mcp_connections import McpConnections
+from .mcp_oauth import AuthState, ServerOAuthRecords
 from .mcp_store import (
     FIX_OR_START_OVER,
     ImportPreview,
@@ -88,7 +89,8 @@ class McpService:
         self._runtime_factory = runtime
         self.config = McpConfigStore(paths, secrets)
         self.connections = McpConnections(self.config.load, secrets, contributions,
-                                          ping_interval=ping_interval, backoff=backoff)
+                                          ping_interval=ping_interval, backoff=backoff,
+                                          oauth=self.oauth_records)
 
     # --- the config store ----------------------------------------------------------------
 
@@ -285,3 +287,46 @@ class McpService:
 
     async def close(self) -> None:
         await self.connections.close()
+
+    # --- OAuth sign-in -------------------------------------------------------------------
+
+    def oauth_records(self, cfg: ServerConfig) -> ServerOAuthRecords:
+        return ServerOAuthRecords(self.config, cfg)
+
+    def _remote(self, name: str) -> ServerConfig:
+        cfg = self.get(name)
+        if cfg.transport != "http":
+            raise McpConfigError(f"{name} is a local (stdio) server; only remote servers sign in",
+                                 ErrorKind.INVALID)
+        return cfg
+
+    def auth_state(self, cfg: ServerConfig, last_kind: ErrorKind = ErrorKind.NONE) -> AuthState:
+        """"none", "needs sign-in", "signed in" or "sign-in expired" (see :mod:`.mcp_oauth`)."""
+        if cfg.transport != "http":
+            return "none"
+        return self.oauth_records(cfg).state(last_kind)
+
+    async def login(self, name: str, show_url: Callable[[str], None], *, timeout: float | None = None) -> None:
+        """Sign in to server ``name`` (the SDK's OAuth flow, the browser given ``show_url``);
+        raises a one-sentence :class:`~..core.errors.ServiceError` when it cannot finish."""
+        from ..adapters.mcp_oauth import SIGN_IN_TIMEOUT, sign_in
+
+        cfg = self._remote(name)
+        await sign_in(name, cfg.url, self.oauth_records(cfg), show_url,
+                      timeout=SIGN_IN_TIMEOUT if timeout is None else timeout, http_timeout=cfg.timeout)
+
+    async def logout(self, name: str) -> bool:
+        """Revoke the sign-in where the server offers revocation (best effort) and delete it
+        from the keyring. True when a revocation was asked for."""
+        from ..adapters.mcp_oauth import revoke
+
+        records = self.oauth_records(self._remote(name))
+        try:
+            asked = await revoke(records)
+        except SecretStoreError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - revoking is best effort; deleting is not
+            log.warning("revoking the sign-in to %s failed: %s", name, exc)
+            asked = False
+        records.delete_all()
+        return asked

@@ -43,8 +43,11 @@ class McpConnections:
         *,
         ping_interval: float = 15.0,
         backoff: tuple[float, float] = (0.5, 30.0),
+        oauth: Callable[[ServerConfig], Any] | None = None,
     ) -> None:
         self._configured = configured
+        #: A server's OAuth records in the keyring (see :mod:`.mcp_oauth`), for remote servers.
+        self._oauth = oauth
         self._secrets_factory = secrets
         self._contributions = contributions
         self.ping_interval = ping_interval
@@ -112,8 +115,9 @@ class McpConnections:
     def _connection(self, cfg: ServerConfig, reconnect: bool = True, one_off: bool = False) -> Any:
         from ..adapters.mcp_client import McpConnection
 
+        oauth = self._oauth(cfg) if self._oauth is not None and cfg.transport == "http" else None
         return McpConnection(cfg, functools.partial(self._resolve_own, cfg), reconnect=reconnect,
-                             ping_interval=self.ping_interval, backoff=self.backoff,
+                             ping_interval=self.ping_interval, backoff=self.backoff, oauth=oauth,
                              on_status=self._one_off_status_changed if one_off else self._status_changed)
 
     def _status_changed(self, status: ServerStatus) -> None:

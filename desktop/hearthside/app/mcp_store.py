@@ -33,10 +33,12 @@ from ..adapters.atomicfile import keep_backup, write_atomic
 from ..core.boundedread import read_text_bounded
 from ..core.mcpconfig import (
     McpConfig,
+    OAUTH_RECORDS,
     McpConfigError,
     ParsedServers,
     ServerConfig,
     check_header,
+    oauth_ref,
     own_refs_prefix,
     parse_host_config,
     parse_stored,
@@ -201,6 +203,7 @@ class McpConfigStore:
         if self.load_error and not cfg.servers:
             return []
         owned = {cfg_s.keyring_key(ref) for cfg_s in cfg.servers for ref in cfg_s.secret_refs().values()}
+        owned |= {cfg_s.keyring_key(oauth_ref(cfg_s.name, what)) for cfg_s in cfg.servers for what in OAUTH_RECORDS}
         out = []
         for key in self.index.stored_keys():
             if key in owned:
@@ -525,6 +528,8 @@ class McpConfigStore:
                 else:
                     log.warning("server %s named the secret %s, which is not its own; it was left alone",
                                 name, ref)
+            for what in OAUTH_RECORDS:  # its OAuth sign-in, if it had one
+                self.delete_secret(cfg, oauth_ref(name, what))
             return True
 
     def set_secret(self, name: str, key: str, value: str) -> ServerConfig | None:

@@ -87,6 +87,7 @@ def list_cmd(ctx: click.Context, as_json: bool) -> None:
             d["command"] = c.command
             d["args"] = [a if isinstance(a, str) else MASK for a in c.args]
             d["env"] = {k: (MASK if k in c.secret_refs() else v) for k, v in c.env.items()}
+        d["auth"] = svc.auth_state(c)
         d["secrets"] = [{"key": s.key, "kind": s.kind, "set": s.is_set, "description": s.description}
                         for s in e.secrets]
         if e.description:
@@ -352,10 +353,13 @@ def _switch(ctx: click.Context, name: str, on: bool) -> None:
 def _register_more() -> None:
     """Subcommands kept in their own modules (bundles, the registry)."""
     from .mcp_bundle import install_cmd
+    from .mcp_oauth import login_cmd, logout_cmd
     from .mcp_registry import registry_group
 
     mcp.add_command(install_cmd)
     mcp.add_command(registry_group)
+    mcp.add_command(login_cmd)
+    mcp.add_command(logout_cmd)
 
 
 _register_more()

@@ -24,6 +24,10 @@ class ErrorKind(enum.StrEnum):
     NONE = ""
     #: the other side refused the credentials (HTTP 401/403)
     AUTHENTICATION = "authentication"
+    #: the server asks for an OAuth sign-in (``hearthside mcp login``, *Sign in…*)
+    SIGN_IN_NEEDED = "sign-in needed"
+    #: there was a sign-in, and it no longer works (the refresh failed): sign in again
+    SIGN_IN_EXPIRED = "sign-in expired"
     #: a secret the configuration refers to is not in the keyring
     SECRET_MISSING = "secret missing"
     #: never tried: the server is configured but nothing connected to it yet

@@ -124,6 +124,16 @@ def arg_key(number: int) -> str:
     return f"arg:{number}"
 
 
+#: The keyring records of a server's OAuth sign-in (see :func:`oauth_ref`).
+OAUTH_RECORDS = ("tokens", "client")
+
+
+def oauth_ref(server: str, what: str) -> str:
+    """The keyring reference of a server's OAuth sign-in: ``tokens`` (access and refresh token)
+    or ``client`` (its registration with the authorization server)."""
+    return f"mcp/{server}/oauth/{what}"
+
+
 def own_refs_prefix(server: str) -> str:
     """Every reference a server may use starts with this (contract section 9)."""
     return f"mcp/{server}/"
