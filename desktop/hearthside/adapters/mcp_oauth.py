@@ -257,6 +257,8 @@ class GuardedOAuthProvider(OAuthClientProvider):
                     self._check(outgoing)
                 response = yield outgoing
                 if (outgoing is request and response.status_code == 401 and not self.interactive):
+                    # End the SDK's flow here, in this task (it holds a lock this task took).
+                    await flow.aclose()
                     if extract_resource_metadata_from_www_auth(response) is None and not self.had_tokens:
                         return  # not an OAuth server: the caller explains the 401 itself
                     expired = self.had_tokens or self.storage.marker == "expired"
@@ -268,8 +270,6 @@ class GuardedOAuthProvider(OAuthClientProvider):
                     await self.storage.set_metadata(meta)
         except StopAsyncIteration:
             return
-        finally:
-            await flow.aclose()
 
 
 _PAGE = ("<!doctype html><meta charset=utf-8><title>Hearthside</title>"
@@ -433,6 +433,8 @@ async def revoke(records: OAuthRecords, transport: httpx2.AsyncBaseTransport | N
     info = await storage.get_client_info()
     meta = storage.metadata
     if token is None or info is None or meta is None or meta.revocation_endpoint is None:
+        log.info("no revocation asked for (%s)", "no tokens" if token is None else "no client" if info is None
+                 else "no metadata" if meta is None else "the server offers none")
         return False
     endpoint = str(meta.revocation_endpoint)
     try:
@@ -442,7 +444,18 @@ async def revoke(records: OAuthRecords, transport: httpx2.AsyncBaseTransport | N
     async with httpx2.AsyncClient(transport=transport, follow_redirects=False, timeout=httpx2.Timeout(15)) as c:
         for value, hint in ((token.refresh_token, "refresh_token"), (token.access_token, "access_token")):
             if value:
-                with contextlib.suppress(httpx2.HTTPError):
-                    await c.post(endpoint, data={"token": value, "token_type_hint": hint,
-                                                 "client_id": info.client_id})
+                data = {"token": value, "token_type_hint": hint, "client_id": info.client_id}
+                if info.client_secret and info.token_endpoint_auth_method == "client_secret_post":
+                    data["client_secret"] = info.client_secret
+                try:
+                    r = await c.post(endpoint, data=data)
+                    if r.status_code == 400 and "client_secret" not in data:
+                        # Some servers (the SDK's own among them) insist on the field even for
+                        # a public client; an empty one is what such a client has.
+                        r = await c.post(endpoint, data={**data, "client_secret": ""})
+                except httpx2.HTTPError as exc:
+                    log.warning("the revocation request failed: %s", exc)
+                    continue
+                if r.status_code != 200:
+                    log.warning("the revocation endpoint answered HTTP %s", r.status_code)
     return True
