@@ -13,7 +13,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QUrl, Signal
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (
     QComboBox,
@@ -58,6 +58,7 @@ from .managekit import (
     scrolled,
     table,
 )
+from .common import UrlOpener, desktop_open
 from .mcp_browse import BrowseDialog
 from .mcp_bundle import BundleDialog, bundle_paths
 
@@ -69,6 +70,8 @@ _GRACE = 15.0
 #: advice names the command-line way, which the window leaves out).
 FIX_HINTS: dict[ErrorKind, str] = {
     ErrorKind.AUTHENTICATION: "Choose Replace secret… and enter the token or key the server expects.",
+    ErrorKind.SIGN_IN_NEEDED: "Choose Sign in… and approve Hearthside in your browser.",
+    ErrorKind.SIGN_IN_EXPIRED: "Choose Sign in… to sign in again.",
     ErrorKind.SECRET_MISSING: "Choose Replace secret… and enter it.",
     ErrorKind.NOT_CONNECTED_YET: "Choose Test to connect now.",
     ErrorKind.TIMED_OUT: "Check that the server is running and the address is right, then choose Test.",
@@ -106,6 +109,8 @@ class McpWindow(ManageWindow):
     #: emitted after each action finished, with a word naming it (tests wait on it)
     finished_action = Signal(str)
     loaded = Signal()
+    #: the authorization address of a sign-in under way (emitted from the runtime thread)
+    sign_in_url = Signal(str)
 
     def __init__(self, app: AppContext, bridge: Bridge) -> None:
         super().__init__(app, bridge, "MCP servers", "MCP servers",
@@ -115,7 +120,10 @@ class McpWindow(ManageWindow):
         self.statuses: dict[str, ServerStatus] = {}
         self.tools: dict[str, str] = {}
         self.dialog: QDialog | None = None
+        #: opens the sign-in address in the browser (a test passes its own "browser")
+        self.opener: UrlOpener = desktop_open
         bridge.mcp_status.connect(self._status_changed)
+        self.sign_in_url.connect(self._open_sign_in)
 
         layout = self.body
         split = QSplitter(Qt.Orientation.Vertical)
@@ -140,8 +148,12 @@ class McpWindow(ManageWindow):
                                  name="Disable or enable")
         self.secret_btn = button("Replace secret…", self.show_secret, "Enter a new value for one of its secrets.")
         self.remove_btn = button("Remove", self._remove, "Remove the selected server and its secrets.")
+        self.signin_btn = button("Sign in…", self.sign_in_selected,
+                                 "Sign in to the selected server in your browser (the tokens go to the keyring).",
+                                 name="Sign in")
+        self.signin_btn.hide()
         layout.addLayout(row(self.add_btn, self.import_btn, self.bundle_btn, self.browse_btn, self.test_btn,
-                             self.toggle_btn, self.secret_btn, self.remove_btn, stretch_at=8))
+                             self.toggle_btn, self.secret_btn, self.signin_btn, self.remove_btn, stretch_at=9))
         self.message = MessageLine()
         layout.addWidget(self.message)
         # An mcp.json that does not parse is never moved by Hearthside on its own: the problem line
@@ -276,6 +288,12 @@ class McpWindow(ManageWindow):
         self.toggle_btn.setEnabled(user)
         self.remove_btn.setEnabled(user)
         self.secret_btn.setEnabled(e is not None)
+        st = self.statuses.get(e.config.name) if e is not None else None
+        wants = (e is not None and e.config.transport == "http" and st is not None
+                 and st.kind in (ErrorKind.SIGN_IN_NEEDED, ErrorKind.SIGN_IN_EXPIRED))
+        self.signin_btn.setVisible(wants)
+        self.signin_btn.setText("Sign in again…" if st is not None and st.kind is ErrorKind.SIGN_IN_EXPIRED
+                                else "Sign in…")
         self.toggle_btn.setText("Enable" if e is not None and not e.config.enabled else "Disable")
 
     def _show_selected(self) -> None:
@@ -308,6 +326,30 @@ class McpWindow(ManageWindow):
                      None: "unknown: the keyring cannot be reached"}[s.is_set]
             lines.append(f"Secret {s.key}: {state}" + (f" — {s.description}" if s.description else ""))
         self.detail.setText(Markup("<br>").join(lines))  # plain lines are escaped
+
+    # --- sign in ---------------------------------------------------------------------
+    def sign_in_selected(self) -> None:
+        e = self.selected()
+        if e is not None:
+            self.sign_in(e.config.name)
+
+    def sign_in(self, name: str) -> None:
+        """The OAuth sign-in (the same service as ``hearthside mcp login``) on the runtime; the
+        browser opens on the address, which is also shown as selectable text."""
+        self.message.say(f"Signing in to {name}: opening your browser…")
+        svc = self.app.mcp
+
+        def done(_: object) -> None:
+            self.message.say(f"Signed in to {name}.", "ok")
+            self.finished_action.emit("sign in")
+            self.test(name)
+
+        self.call_async(lambda: svc.login(name, self.sign_in_url.emit), done, self._failed)
+
+    def _open_sign_in(self, url: str) -> None:
+        opened = self.opener(QUrl(url))
+        first = "Approve Hearthside in your browser" if opened else "No browser could be opened"
+        self.message.say(f"{first}; if it did not open, visit this address: {url}")
 
     # --- test, switch, remove --------------------------------------------------------
     def test_selected(self) -> None:
