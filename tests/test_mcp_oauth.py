@@ -127,6 +127,7 @@ def test_sign_in_call_refresh_logout_and_no_copy_anywhere(  # type: ignore[no-un
         before = _hearthside("mcp", "tools", "notes")
         assert before.returncode == 1
         assert "needs you to sign in" in before.stderr and "hearthside mcp login notes" in before.stderr
+        assert "SignInNeeded" not in before.stderr
         assert _auth("notes") == "needs sign-in"
 
         done, browser = login("notes")

@@ -160,6 +160,8 @@ def describe(exc: BaseException) -> McpConnectError:
     c = causes[0]
     if isinstance(c, McpConnectError):
         return c
+    if isinstance(c, ServiceError):  # a sign-in that is needed, or an endpoint refused: its own words
+        return McpConnectError(c.sentence, c.kind, c.advice)
     if isinstance(c, MCPError):
         return McpConnectError(redact(f"the server answered with an error: {c.error.message}"))
     if isinstance(c, httpx2.ConnectError):
