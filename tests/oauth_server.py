@@ -35,7 +35,7 @@ class MemoryProvider:
         self.refresh: dict[str, Any] = {}
 
     def note(self, **what: Any) -> None:
-        with self.log.open("a", encoding="utf-8") as fh:  # noqa: ASYNC230 - a test server, tiny writes
+        with self.log.open("a", encoding="utf-8") as fh:
             fh.write(json.dumps(what) + "\n")
 
     async def get_client(self, client_id: str) -> Any:

@@ -83,7 +83,7 @@ class Browser:
             if line.startswith("http") and not self.url:
                 self.url = line.strip()
                 try:
-                    with urllib.request.urlopen(self.url, timeout=60) as r:  # noqa: S310 - loopback only
+                    with urllib.request.urlopen(self.url, timeout=60) as r:
                         self.status = r.status
                 except urllib.error.HTTPError as exc:
                     self.status = exc.code
@@ -137,7 +137,7 @@ def test_sign_in_call_refresh_logout_and_no_copy_anywhere(  # type: ignore[no-un
         assert "code_challenge_method=S256" in browser.url and "resource=" in browser.url
         assert _auth("notes") == "signed in"
         events = srv.events()
-        assert [e for e in events if e["event"] == "authorize"][0]["resource"] == srv.url
+        assert next(e for e in events if e["event"] == "authorize")["resource"] == srv.url
         tokens_doc = json.loads(KeyringSecretStore().get(_keys(isolated_home, "notes")[0]))
         access, refresh = tokens_doc["token"]["access_token"], tokens_doc["token"]["refresh_token"]
 
@@ -197,7 +197,9 @@ def test_a_refresh_that_fails_says_sign_in_expired(  # type: ignore[no-untyped-d
         srv2.stop()
 
 
-def test_remove_deletes_the_sign_in(secret_service, isolated_home: Path, oauth_server: OAuthServer) -> None:  # type: ignore[no-untyped-def]
+def test_remove_deletes_the_sign_in(  # type: ignore[no-untyped-def]
+    secret_service, isolated_home: Path, oauth_server: OAuthServer
+) -> None:
     assert _hearthside("mcp", "add", "tasks", "--url", oauth_server.url, "--timeout", "20").returncode == 0
     done, _ = login("tasks")
     assert done.returncode == 0, done.stderr
@@ -235,7 +237,7 @@ def test_the_redirect_listener_refuses_a_wrong_or_replayed_state_and_keeps_waiti
 
         def visit(query: str) -> int:
             try:
-                with urllib.request.urlopen(f"{base}?{query}", timeout=30) as r:  # noqa: S310 - loopback
+                with urllib.request.urlopen(f"{base}?{query}", timeout=30) as r:
                     return int(r.status)
             except urllib.error.HTTPError as exc:
                 return exc.code

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from manage_helpers import make_bridge  # noqa: E402
-from test_mcp_oauth import OAuthServer  # noqa: E402
+from manage_helpers import make_bridge
+from test_mcp_oauth import OAuthServer
 
 pytestmark = pytest.mark.keyring
 
@@ -49,7 +49,7 @@ def test_sign_in_button_signs_in_through_the_browser_and_connects(  # type: igno
 
         def browser(url) -> bool:  # type: ignore[no-untyped-def]
             visited.append(url.toString())
-            threading.Thread(target=lambda: urllib.request.urlopen(visited[0], timeout=60).read(),  # noqa: S310
+            threading.Thread(target=lambda: urllib.request.urlopen(visited[0], timeout=60).read(),
                              daemon=True).start()
             return True
 

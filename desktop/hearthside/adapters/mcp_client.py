@@ -301,7 +301,7 @@ class _SignInWatch(httpx2.Auth):
         except StopAsyncIteration:
             return
         except SignInNeeded as exc:
-            self._conn._sign_in = exc  # noqa: SLF001 - this class is the connection's own helper
+            self._conn._sign_in = exc
             raise
 
 

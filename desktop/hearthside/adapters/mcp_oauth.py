@@ -32,7 +32,13 @@ from urllib.parse import parse_qs, urlsplit
 import httpx2
 from mcp.client.auth import OAuthClientProvider
 from mcp.client.auth.utils import extract_resource_metadata_from_www_auth
-from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthMetadata, OAuthToken
+from mcp.shared.auth import (
+    AuthorizationCodeResult,
+    OAuthClientInformationFull,
+    OAuthClientMetadata,
+    OAuthMetadata,
+    OAuthToken,
+)
 from pydantic import ValidationError
 
 from ..core.errors import ErrorKind, ServiceError
@@ -400,7 +406,7 @@ async def sign_in(server: str, url: str, records: OAuthRecords, show_url: Callab
     try:
         async with httpx2.AsyncClient(auth=provider, follow_redirects=False, transport=transport,
                                       timeout=httpx2.Timeout(http_timeout)) as client:
-            await provider._initialize()  # noqa: SLF001 - load the registration, drop old tokens
+            await provider._initialize()  # load the registration now, so the old tokens can be dropped
             provider.context.current_tokens = None
             response = await client.post(url, json=init, headers={
                 "Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-06-18"})

@@ -32,8 +32,8 @@ from pathlib import Path
 from ..adapters.atomicfile import keep_backup, write_atomic
 from ..core.boundedread import read_text_bounded
 from ..core.mcpconfig import (
-    McpConfig,
     OAUTH_RECORDS,
+    McpConfig,
     McpConfigError,
     ParsedServers,
     ServerConfig,

@@ -46,6 +46,7 @@ from ...core.redact import MASK, is_secret_name, redact
 from ..bridge import Bridge
 from ..safetext import Markup, RichLabel, rich
 from ..safetext import tip as safe_tip
+from .common import UrlOpener, desktop_open
 from .managekit import (
     SELECTABLE,
     ManageWindow,
@@ -58,7 +59,6 @@ from .managekit import (
     scrolled,
     table,
 )
-from .common import UrlOpener, desktop_open
 from .mcp_browse import BrowseDialog
 from .mcp_bundle import BundleDialog, bundle_paths
 
