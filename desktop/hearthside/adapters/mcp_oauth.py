@@ -43,12 +43,11 @@ from pydantic import ValidationError
 
 from ..core.errors import ErrorKind, ServiceError
 from ..core.loopback import is_loopback_host
+from ..core.mcpconfig import SIGN_IN_TIMEOUT
 from ..core.redact import register_secret
 
 log = logging.getLogger(__name__)
 
-#: How long the redirect listener waits for the browser to come back.
-SIGN_IN_TIMEOUT = 300.0
 #: The largest request the redirect listener reads (a callback URL is far smaller).
 MAX_CALLBACK_BYTES = 16 * 1024
 CLIENT_NAME = "Hearthside"

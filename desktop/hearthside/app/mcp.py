@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import ErrorKind
-from ..core.mcpconfig import McpConfig, McpConfigError, ServerConfig, ServerStatus, with_secret
+from ..core.mcpconfig import SIGN_IN_TIMEOUT, McpConfig, McpConfigError, ServerConfig, ServerStatus, with_secret
 from ..core.secrets import SecretStore, SecretStoreError
 from ..core.tools import Catalog, Tool
 from .mcp_connections import McpConnections
@@ -309,7 +309,7 @@ class McpService:
     async def login(self, name: str, show_url: Callable[[str], None], *, timeout: float | None = None) -> None:
         """Sign in to server ``name`` (the SDK's OAuth flow, the browser given ``show_url``);
         raises a one-sentence :class:`~..core.errors.ServiceError` when it cannot finish."""
-        from ..adapters.mcp_oauth import SIGN_IN_TIMEOUT, sign_in
+        from ..adapters.mcp_oauth import sign_in
 
         cfg = self._remote(name)
         await sign_in(name, cfg.url, self.oauth_records(cfg), show_url,

@@ -12,7 +12,7 @@ import webbrowser
 import click
 
 from ..core.errors import ServiceError
-from ..core.mcpconfig import McpConfigError
+from ..core.mcpconfig import SIGN_IN_TIMEOUT, McpConfigError
 from ..core.secrets import SecretStoreError
 from .common import HandledError, echo, get_app, handled
 
@@ -26,8 +26,6 @@ _GRACE = 60.0
 @click.pass_context
 def login_cmd(ctx: click.Context, name: str, no_browser: bool) -> None:
     """Sign in to remote server NAME with OAuth (its tokens go to the OS keyring)."""
-    from ..adapters.mcp_oauth import SIGN_IN_TIMEOUT
-
     app = get_app(ctx)
     with handled(McpConfigError):
         app.mcp.get(name)

@@ -124,6 +124,9 @@ def arg_key(number: int) -> str:
     return f"arg:{number}"
 
 
+#: How long an OAuth sign-in waits for the browser to come back (seconds).
+SIGN_IN_TIMEOUT = 300.0
+
 #: The keyring records of a server's OAuth sign-in (see :func:`oauth_ref`).
 OAUTH_RECORDS = ("tokens", "client")
 
