@@ -205,6 +205,9 @@ def test_remove_deletes_the_sign_in(  # type: ignore[no-untyped-def]
     assert done.returncode == 0, done.stderr
     keys = _keys(isolated_home, "tasks")
     assert KeyringSecretStore().get(keys[0]) is not None and KeyringSecretStore().get(keys[1]) is not None
+    # the sign-in is the server's own: tidying orphaned secrets leaves it alone
+    assert _hearthside("mcp", "forget-orphans").returncode == 0
+    assert KeyringSecretStore().get(keys[0]) is not None and KeyringSecretStore().get(keys[1]) is not None
     assert _hearthside("mcp", "remove", "tasks").returncode == 0
     assert all(KeyringSecretStore().get(k) is None for k in keys)
 

@@ -160,6 +160,8 @@ def describe(exc: BaseException) -> McpConnectError:
     c = causes[0]
     if isinstance(c, McpConnectError):
         return c
+    if isinstance(c, SecretStoreError):  # e.g. the keyring locked while a refreshed token was being kept
+        return McpConnectError(redact(str(c)))
     if isinstance(c, ServiceError):  # a sign-in that is needed, or an endpoint refused: its own words
         return McpConnectError(c.sentence, c.kind, c.advice)
     if isinstance(c, MCPError):
