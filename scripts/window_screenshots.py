@@ -1,5 +1,6 @@
 """Screenshots of the review, chat, welcome, settings and plugins windows with realistic content, for docs/.
 
+(`mcp-signin` needs a keyring too: run it under dbus-run-session with gnome-keyring-daemon.)
 Run under an X server (QT_QPA_PLATFORM=xcb), e.g.:
     Xvfb :57 -screen 0 1000x720x24 &  DISPLAY=:57 QT_QPA_PLATFORM=xcb .venv/bin/python \
         scripts/window_screenshots.py review docs/review.png
@@ -156,8 +157,8 @@ def main(which: str, out: str) -> int:
     elif which == "pack-settings":
         # The real calendar pack's page: two calendars added through its own form (a file each),
         # a third being typed in.
-        from hearthside_calendar.form import calendars_form
         from hearthside.ui.windows.plugins import PluginsWindow
+        from hearthside_calendar.form import calendars_form
         from PySide6.QtCore import Qt
         from PySide6.QtWidgets import QLineEdit
 
@@ -222,6 +223,38 @@ def main(which: str, out: str) -> int:
         w.resize(980, 440)
         w.filter.setCurrentText(EVERYTHING)
         shoot(1500)
+    elif which == "mcp-signin":
+        # A remote server protected by the mcp SDK's own OAuth (tests/oauth_server.py); needs a
+        # keyring (run under dbus-run-session with gnome-keyring-daemon unlocked).
+        from hearthside.core.mcpconfig import server_from_entry
+        from hearthside.ui.windows.mcp import McpWindow
+        from test_mcp_oauth import OAuthServer
+
+        srv = OAuthServer(home)
+        keep.append(srv)
+        cfg, _, _ = server_from_entry("notes", {"type": "http", "url": srv.url, "timeout": 20}, source="user")
+        app.mcp.add(cfg)
+        app.mcp.on_status = bridge.mcp_status.emit
+        w = McpWindow(app, bridge)
+        w.opener = lambda url: False  # no browser here: the address is shown as text
+
+        def tested(what: str) -> None:
+            if what == "test" and not started:
+                started.append(True)
+                w.sign_in("notes")
+                shoot(1500)
+
+        started: list[bool] = []
+        tried: list[bool] = []
+
+        def first_load() -> None:
+            if not tried:
+                tried.append(True)
+                w.tree.setCurrentItem(w.tree.topLevelItem(0))
+                w.test("notes")
+
+        w.finished_action.connect(tested)
+        w.loaded.connect(first_load)
     else:
         print(f"unknown window {which!r}", file=sys.stderr)
         return 2
@@ -230,6 +263,9 @@ def main(which: str, out: str) -> int:
     QTimer.singleShot(20_000, qapp.quit)  # never hang
     qapp.exec()
     bridge.close()
+    for k in keep:
+        if hasattr(k, "stop"):
+            k.stop()
     return 0
 
 

@@ -49,14 +49,18 @@ def test_sign_in_button_signs_in_through_the_browser_and_connects(  # type: igno
 
         def browser(url) -> bool:  # type: ignore[no-untyped-def]
             visited.append(url.toString())
-            threading.Thread(target=lambda: urllib.request.urlopen(visited[0], timeout=60).read(),
-                             daemon=True).start()
             return True
 
         w.opener = browser
         with qtbot.waitSignal(w.finished_action, timeout=60000, check_params_cb=lambda a: a == "test"):
             w.signin_btn.click()
+            # the address is shown as selectable text as well, while the sign-in waits
+            qtbot.waitUntil(lambda: bool(visited) and w.signin_url.isVisible(), timeout=30000)
+            assert w.signin_url.text() == visited[0] and w.signin_url.isReadOnly()
+            threading.Thread(target=lambda: urllib.request.urlopen(visited[0], timeout=60).read(),
+                             daemon=True).start()
         assert visited and visited[0].startswith(f"http://127.0.0.1:{srv.port}/authorize?")
+        assert w.signin_url.isHidden()  # shown while waiting, gone once signed in
         qtbot.waitUntil(lambda: w.statuses["notes"].state == "connected", timeout=30000)
         assert w.signin_btn.isHidden()
         assert app_context.mcp.auth_state(app_context.mcp.get("notes")) == "signed in"

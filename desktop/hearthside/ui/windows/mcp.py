@@ -156,6 +156,12 @@ class McpWindow(ManageWindow):
                              self.toggle_btn, self.secret_btn, self.signin_btn, self.remove_btn, stretch_at=9))
         self.message = MessageLine()
         layout.addWidget(self.message)
+        # The address of a sign-in under way, selectable: a field, so a long address scrolls
+        # instead of widening the window.
+        self.signin_url = named(QLineEdit(), "Sign-in address", "Open this address in a browser to sign in.")
+        self.signin_url.setReadOnly(True)
+        self.signin_url.hide()
+        layout.addWidget(self.signin_url)
         # An mcp.json that does not parse is never moved by Hearthside on its own: the problem line
         # says where it is wrong and Start over is the way out besides fixing the file.
         self.start_over_btn = button("Start over", self._start_over,
@@ -339,17 +345,25 @@ class McpWindow(ManageWindow):
         self.message.say(f"Signing in to {name}: opening your browser…")
         svc = self.app.mcp
 
+        def failed(exc: BaseException) -> None:
+            self.signin_url.hide()
+            self._failed(exc)
+
         def done(_: object) -> None:
+            self.signin_url.hide()
             self.message.say(f"Signed in to {name}.", "ok")
             self.finished_action.emit("sign in")
             self.test(name)
 
-        self.call_async(lambda: svc.login(name, self.sign_in_url.emit), done, self._failed)
+        self.call_async(lambda: svc.login(name, self.sign_in_url.emit), done, failed)
 
     def _open_sign_in(self, url: str) -> None:
         opened = self.opener(QUrl(url))
-        first = "Approve Hearthside in your browser" if opened else "No browser could be opened"
-        self.message.say(f"{first}; if it did not open, visit this address: {url}")
+        self.signin_url.setText(url)
+        self.signin_url.setCursorPosition(0)
+        self.signin_url.show()
+        self.message.say("Approve Hearthside in your browser; if it did not open, visit the address below."
+                         if opened else "No browser could be opened: visit the address below to sign in.")
 
     # --- test, switch, remove --------------------------------------------------------
     def test_selected(self) -> None:
