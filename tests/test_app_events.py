@@ -220,7 +220,7 @@ def test_mcp_states_and_background_errors_reach_the_front_end(app_context, lifec
         assert all(isinstance(s, ServerStatus) for s in statuses)
         assert next(s for s in statuses if s.name == "notes" and s.state == "connected").tools > 0
         assert "could not connect" in next(s for s in statuses if s.name == "gone").reason
-        assert any("the disk fell off" in m for m in rec.of("on_error"))
+        assert any("the disk fell off" in m for m in rec.of("on_error")), rec.of("on_error")
         assert life.stop() == []
     assert not app_context.runtime.loop.is_running()
 

@@ -118,7 +118,8 @@ def _auth(name: str) -> str:
 def test_sign_in_call_refresh_logout_and_no_copy_anywhere(  # type: ignore[no-untyped-def]
     secret_service, isolated_home: Path, tmp_path: Path
 ) -> None:
-    srv = OAuthServer(tmp_path, lifetime=2)
+    # Tokens live long enough for the first call to use the first one even on a busy machine.
+    srv = OAuthServer(tmp_path, lifetime=8)
     try:
         assert _hearthside("mcp", "add", "notes", "--url", srv.url, "--timeout", "20").returncode == 0
         assert _auth("notes") == "none"
@@ -130,6 +131,7 @@ def test_sign_in_call_refresh_logout_and_no_copy_anywhere(  # type: ignore[no-un
         assert "SignInNeeded" not in before.stderr
         assert _auth("notes") == "needs sign-in"
 
+        signed_in = time.monotonic()
         done, browser = login("notes")
         assert done.returncode == 0, done.stderr
         assert browser.status == 200
@@ -147,8 +149,8 @@ def test_sign_in_call_refresh_logout_and_no_copy_anywhere(  # type: ignore[no-un
         assert [t["tool"] for t in json.loads(tools.stdout)] == ["whoami"]
         assert any(e["event"] == "mcp" and e["bearer"] == access for e in srv.events())
 
-        # the access token expires (2 s); the next connection refreshes silently
-        time.sleep(3)
+        # the access token expires (8 s); the next connection refreshes silently
+        time.sleep(max(0.0, signed_in + 9 - time.monotonic()))
         again = _hearthside("mcp", "tools", "notes", "--json")
         assert again.returncode == 0, again.stderr
         assert any(e["event"] == "token" and e["grant"] == "refresh_token" for e in srv.events())
@@ -178,15 +180,18 @@ def test_sign_in_call_refresh_logout_and_no_copy_anywhere(  # type: ignore[no-un
 def test_a_refresh_that_fails_says_sign_in_expired(  # type: ignore[no-untyped-def]
     secret_service, isolated_home: Path, tmp_path: Path
 ) -> None:
-    srv = OAuthServer(tmp_path, lifetime=1)
+    # The token must outlive the check `mcp login` makes right after signing in, even on a busy
+    # machine, and be expired by the time `mcp tools` needs it.
+    srv = OAuthServer(tmp_path, lifetime=6)
     try:
         assert _hearthside("mcp", "add", "mail", "--url", srv.url, "--timeout", "20").returncode == 0
+        started = time.monotonic()
         done, _ = login("mail")
         assert done.returncode == 0, done.stderr
     finally:
         srv.stop()
     # the authorization server restarts and has forgotten every token: the refresh fails
-    time.sleep(2)
+    time.sleep(max(0.0, started + 7 - time.monotonic()))
     srv2 = OAuthServer(tmp_path, lifetime=1, port=srv.port)
     try:
         failed = _hearthside("mcp", "tools", "mail")

@@ -305,6 +305,8 @@ class _SignInWatch(httpx2.Auth):
         except SignInNeeded as exc:
             self._conn._sign_in = exc
             raise
+        finally:
+            await flow.aclose()  # in this task: the provider's flow holds a lock it took here
 
 
 class McpConnection:

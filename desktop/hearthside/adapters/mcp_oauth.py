@@ -275,6 +275,12 @@ class GuardedOAuthProvider(OAuthClientProvider):
                     await self.storage.set_metadata(meta)
         except StopAsyncIteration:
             return
+        finally:
+            # Close the SDK's flow in this task whatever ended ours (a request cancelled, a
+            # stream closed): left to the garbage collector, asyncio would close it in a task of
+            # its own, which then releases a lock it does not hold ("Task exception was never
+            # retrieved: The current task is not holding this lock").
+            await flow.aclose()
 
 
 _PAGE = ("<!doctype html><meta charset=utf-8><title>Hearthside</title>"
