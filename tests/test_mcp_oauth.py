@@ -202,6 +202,69 @@ def test_a_refresh_that_fails_says_sign_in_expired(  # type: ignore[no-untyped-d
         srv2.stop()
 
 
+def _set_keyring_locked(locked: bool) -> None:
+    """Lock or unlock this worker's GNOME keyring without a prompt: locking is the Secret
+    Service's own call; unlocking uses gnome-keyring's master-password call with the password
+    tests/privatebus.py started the daemon with (the standard Unlock would ask for a prompt)."""
+    import secretstorage
+    from jeepney import DBusAddress, new_method_call
+    from privatebus import PASSWORD
+    from secretstorage.util import format_secret, open_session
+
+    conn = secretstorage.dbus_init()
+    try:
+        coll = secretstorage.get_default_collection(conn)
+        if locked:
+            coll.lock()
+        else:
+            service = DBusAddress("/org/freedesktop/secrets", bus_name="org.freedesktop.secrets",
+                                  interface="org.freedesktop.Secret.Service")
+            (path,) = conn.send_and_get_reply(new_method_call(service, "ReadAlias", "s", ("default",))).body
+            guilty = DBusAddress("/org/freedesktop/secrets", bus_name="org.freedesktop.secrets",
+                                 interface="org.gnome.keyring.InternalUnsupportedGuiltRiddenInterface")
+            secret = format_secret(open_session(conn), PASSWORD, "text/plain")
+            conn.send_and_get_reply(new_method_call(guilty, "UnlockWithMasterPassword", "o(oayays)", (path, secret)))
+        assert coll.is_locked() is locked
+    finally:
+        conn.close()
+
+
+@pytest.mark.slow
+def test_a_keyring_locked_during_refresh_is_one_sentence_and_writes_nothing(  # type: ignore[no-untyped-def]
+    secret_service, isolated_home: Path, tmp_path: Path
+) -> None:
+    srv = OAuthServer(tmp_path, lifetime=6)
+    try:
+        assert _hearthside("mcp", "add", "drive", "--url", srv.url, "--timeout", "20").returncode == 0
+        started = time.monotonic()
+        done, _ = login("drive")
+        assert done.returncode == 0, done.stderr
+        doc = json.loads(KeyringSecretStore().get(_keys(isolated_home, "drive")[0]))
+        access, refresh = doc["token"]["access_token"], doc["token"]["refresh_token"]
+        # the access token expires; the next connection would refresh, but the keyring is locked
+        time.sleep(max(0.0, started + 7 - time.monotonic()))
+        _set_keyring_locked(True)
+        try:
+            failed = _hearthside("mcp", "tools", "drive")
+            every = _everything(isolated_home)
+        finally:
+            _set_keyring_locked(False)
+        assert failed.returncode == 1
+        assert "Traceback" not in failed.stderr
+        sentence = failed.stderr.strip()
+        assert "\n" not in sentence and "keyring is locked" in sentence and "drive" in sentence, sentence
+        for value in (access, refresh):
+            assert value.encode() not in every and value not in failed.stdout + failed.stderr
+        # the sign-in survived: once unlocked, the connection refreshes and works
+        again = _hearthside("mcp", "tools", "drive", "--json")
+        assert again.returncode == 0, again.stderr
+        assert [t["tool"] for t in json.loads(again.stdout)] == ["whoami"]
+        assert any(e["event"] == "token" and e["grant"] == "refresh_token" for e in srv.events())
+        assert _auth("drive") == "signed in"
+    finally:
+        srv.stop()
+
+
 def test_remove_deletes_the_sign_in(  # type: ignore[no-untyped-def]
     secret_service, isolated_home: Path, oauth_server: OAuthServer
 ) -> None:
