@@ -44,6 +44,7 @@ def test_sign_in_button_signs_in_through_the_browser_and_connects(  # type: igno
         assert w.statuses["notes"].kind is ErrorKind.SIGN_IN_NEEDED
         assert "Sign in…" in w.detail.text()
         assert not w.signin_btn.isHidden()
+        qtbot.waitUntil(lambda: w.tree.topLevelItem(0).text(3) == "needs sign-in", timeout=10000)
 
         visited: list[str] = []
 

@@ -103,6 +103,9 @@ def _skipped(tools: tuple[tuple[str, str], ...]) -> str:
     return ", ".join(f"{tool} ({why})" for tool, why in tools)
 
 
+#: A server that failed because it wants a sign-in says so in its Status column, not "failed".
+SIGN_IN_STATES = {ErrorKind.SIGN_IN_NEEDED: "needs sign-in", ErrorKind.SIGN_IN_EXPIRED: "sign-in expired"}
+
 class McpWindow(ManageWindow):
     """The MCP servers window."""
 
@@ -258,7 +261,7 @@ class McpWindow(ManageWindow):
         elif st is None:
             text, tip = "not connected yet", ""
         else:
-            text = "not connected yet" if _never_tried(st) else st.state
+            text = "not connected yet" if _never_tried(st) else SIGN_IN_STATES.get(st.kind, st.state)
             tip = st.reason  # the sentence; its command-line advice stays with the command line
         it.setText(3, text)
         it.setToolTip(3, safe_tip(tip))
