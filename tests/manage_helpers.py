@@ -26,6 +26,21 @@ def make_bridge(app):  # type: ignore[no-untyped-def]
     return Bridge(lambda: app.runtime)
 
 
+def settings_window_with_kip(qtbot, app_context):  # type: ignore[no-untyped-def]
+    """The Settings window over a real app with one persona, Kip, listed (a fixture body: the
+    settings tests import it under the name ``window``)."""
+    from hearthside.ui.windows.settings import SettingsWindow
+
+    app_context.personas.create("Kip")
+    bridge = make_bridge(app_context)
+    w = SettingsWindow(app_context, bridge)
+    qtbot.addWidget(w)
+    w.show()
+    qtbot.waitUntil(lambda: w.persona.count() == 1, timeout=10000)
+    yield w
+    bridge.close()
+
+
 def widget_texts(root: QWidget) -> list[str]:
     """Every string a person or a screen reader could get from ``root`` and its children,
     including the text in password fields (which must be empty after a save)."""

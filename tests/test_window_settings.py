@@ -11,21 +11,9 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from manage_helpers import make_bridge
+from manage_helpers import settings_window_with_kip
 
-
-@pytest.fixture
-def window(qtbot, app_context):  # type: ignore[no-untyped-def]
-    from hearthside.ui.windows.settings import SettingsWindow
-
-    app_context.personas.create("Kip")
-    bridge = make_bridge(app_context)
-    w = SettingsWindow(app_context, bridge)
-    qtbot.addWidget(w)
-    w.show()
-    qtbot.waitUntil(lambda: w.persona.count() == 1, timeout=10000)
-    yield w
-    bridge.close()
+window = pytest.fixture(settings_window_with_kip, name="window")
 
 
 def _file(app_context) -> dict:  # type: ignore[no-untyped-def,type-arg]

@@ -12,21 +12,9 @@ from typing import Any
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from manage_helpers import make_bridge
+from manage_helpers import make_bridge, settings_window_with_kip
 
-
-@pytest.fixture
-def window(qtbot, app_context):  # type: ignore[no-untyped-def]
-    from hearthside.ui.windows.settings import SettingsWindow
-
-    app_context.personas.create("Kip")
-    bridge = make_bridge(app_context)
-    w = SettingsWindow(app_context, bridge)
-    qtbot.addWidget(w)
-    w.show()
-    qtbot.waitUntil(lambda: w.persona.count() == 1, timeout=10000)
-    yield w
-    bridge.close()
+window = pytest.fixture(settings_window_with_kip, name="window")
 
 
 def _kip(app_context: Any) -> dict[str, Any]:

@@ -28,17 +28,19 @@ def _sentence(text: str) -> str:
     return (text[:1].upper() + text[1:]).rstrip(".") + "." if text else ""
 
 
-def _failed(what: str, exc: BaseException) -> str:
+def callback_failed(what: str, exc: BaseException) -> str:
+    """What a person is told when a pack's form callback raised (``what``: "pack's form")."""
     detail = " ".join(str(exc).split())[:300]
     return f"The {what} failed: {type(exc).__name__}{': ' + detail if detail else ''}."
 
 
-def _answer(got: object, what: str) -> str:
-    """A form callback's answer as a sentence ("" is success); anything but text is named."""
+def callback_answer(got: object, what: str, tidy: bool = True) -> str:
+    """A form callback's answer as a sentence ("" is success); anything but text is named, not
+    shown raw. ``tidy`` makes it a sentence (capital, full stop); else it is only one line."""
     if got is None or got == "":
         return ""
     if isinstance(got, str):
-        return _sentence(got)
+        return _sentence(got) if tidy else " ".join(got.split())[:500]
     return f"The {what} answered {type(got).__name__} instead of a sentence."
 
 
@@ -72,9 +74,9 @@ def add_calendar(plugins: PluginService, name: str, source: str) -> str:
     values = _blank(form)
     values.update(name=name, source=source)
     try:
-        return _answer(form.submit(values), "calendar pack's form")
+        return callback_answer(form.submit(values), "calendar pack's form")
     except Exception as exc:  # noqa: BLE001 - a pack's bug is a sentence, never a broken window
-        return _failed("calendar pack's form", exc)
+        return callback_failed("calendar pack's form", exc)
 
 
 # --- the Settings window: the search provider -----------------------------------------------
@@ -170,6 +172,6 @@ def save_provider_key(choice: ProviderChoice, key: str) -> str:
     values = _blank(choice.key_form)
     values.update({choice.choice_field: choice.name, choice.key_field: key})
     try:
-        return _answer(choice.key_form.submit(values), f"{choice.pack} pack's form")
+        return callback_answer(choice.key_form.submit(values), f"{choice.pack} pack's form")
     except Exception as exc:  # noqa: BLE001 - as above
-        return _failed(f"{choice.pack} pack's form", exc)
+        return callback_failed(f"{choice.pack} pack's form", exc)

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ...app.packsetup import callback_answer, callback_failed
 from ...core.forms import FormField, SettingsForm
 from ...core.redact import register_secret
 from ..safetext import PlainLabel, menu_text, one_line, tip
@@ -41,17 +42,11 @@ CallBg = Callable[[Callable[[], Any], Callable[[Any], None] | None, Callable[[Ba
 
 
 def _sentence(exc: BaseException, what: str) -> str:
-    text = " ".join(str(exc).split())[:300]
-    return f"The pack's {what} failed: {type(exc).__name__}{': ' + text if text else ''}."
+    return callback_failed(f"pack's {what}", exc)
 
 
 def _answer(got: object, what: str) -> str:
-    """A callback's sentence ("" is success); anything else it returned is named, not shown raw."""
-    if got is None or got == "":
-        return ""
-    if isinstance(got, str):
-        return " ".join(got.split())[:500]
-    return f"The pack's {what} answered {type(got).__name__} instead of a sentence."
+    return callback_answer(got, f"pack's {what}", tidy=False)
 
 
 class PackFormWidget(QGroupBox):
