@@ -169,3 +169,35 @@ def test_limits_are_capped_and_headers_never_shown() -> None:
     server = AgentMCPServer("inline", "http://127.0.0.1:9/mcp", (("Authorization", "Bearer s3cr3t"),))
     assert not server.is_reference and AgentMCPServer("ref").is_reference
     assert "s3cr3t" not in repr(server) and "s3cr3t" not in repr(AgentDef("a", "b", mcp_servers=(server,)))
+
+
+def test_a_directory_workspace_refuses_names_outside_it_and_links(tmp_path: object) -> None:
+    import os
+    from pathlib import Path
+
+    from hearthside.adapters.workspace_dir import DirectoryWorkspace
+
+    root = Path(tmp_path) / "ws"
+    (root / "sub").mkdir(parents=True)
+    (root / "a.md").write_text("a")
+    (root / "sub" / "b.md").write_text("b")
+    outside = Path(tmp_path) / "outside.md"
+    outside.write_text("secret")
+    os.symlink(outside, root / "link.md")
+    os.symlink(Path(tmp_path), root / "up")
+    os.mkfifo(root / "pipe")
+    ws = DirectoryWorkspace(root)
+    assert sorted(ws.versions()) == ["a.md", "sub/b.md"]
+    for bad in ("../outside.md", "link.md", "up/outside.md", "/etc/passwd"):
+        with pytest.raises(ValueError):
+            ws.write(bad, b"x")
+        with pytest.raises(ValueError):
+            ws.read(bad)
+    with pytest.raises(ValueError):
+        ws.read("pipe")  # a FIFO is never opened for a blocking read
+    before = ws.versions()["a.md"]
+    ws.write("a.md", b"changed!")
+    ws.write("new/c.md", b"c")
+    assert ws.versions()["a.md"] != before and ws.read("new/c.md") == b"c"
+    ws.remove("sub/b.md")
+    assert "sub/b.md" not in ws.versions() and outside.read_text() == "secret"
