@@ -172,18 +172,24 @@ def test_nesting_within_the_limit_is_formatted(qtbot) -> None:  # type: ignore[n
 
 def test_a_long_paragraph_and_a_spent_budget_keep_their_text(qtbot, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """The backstops: a paragraph over MAX_INLINE, or every paragraph once the time budget is
-    spent, is its text as written (escaped), still in its block."""
+    spent or too many brackets were seen, is its text as written (escaped), still in its block."""
     from hearthside.ui import markdown as md
 
     long_par = "*a " * 4_000
     r = md.render(f"# Title\n\n{long_par}\n\n**short**")
     view = doc_of(r.markup, qtbot)
-    assert long_par.strip() in view.toPlainText() and r.note == ""
+    assert long_par.strip() in view.toPlainText() and "**short**" not in view.toPlainText()  # only it
+    assert r.note == "Part of this reply is too complex to format; it is shown as text."
     monkeypatch.setattr(md, "INLINE_BUDGET_S", -1.0)
     r = md.render("# Head <b>\n\n**bold** [x](https://a.example/)\n\n| c |\n|---|\n| `d` |\n")
-    assert r.note == "Part of this reply took too long to format; it is shown as text."
+    assert r.note == "Part of this reply is too complex to format; it is shown as text."
     text = doc_of(r.markup, qtbot).toPlainText()
     assert "Head <b>" in text and "**bold** [x](https://a.example/)" in text and "`d`" in text
+    monkeypatch.setattr(md, "INLINE_BUDGET_S", 10.0)
+    many = "[a](https://a.example/) " * 100
+    r = md.render("\n\n".join([many] * 6) + "\n\n**after**")  # 600 brackets: the 6th paragraph is over
+    assert r.note.startswith("Part of this reply") and "**after**" in doc_of(r.markup, qtbot).toPlainText()
+    assert r.markup.count("<a href") == 500  # the paragraphs under the limit are formatted
 
 
 def test_the_lead_opens_the_first_paragraph_or_stands_alone(qtbot) -> None:  # type: ignore[no-untyped-def]

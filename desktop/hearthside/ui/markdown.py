@@ -52,18 +52,28 @@ from .safetext import Markup, rich
 #: formatting near 100 ms (a long answer is 10,000-30,000 characters).
 MAX_FORMATTED = 50_000
 #: A ``[`` costs markdown-it-py 30-60 µs (each one may open a link label it then looks for the
-#: end of); a reply with more than this many is shown as plain text.
-MAX_BRACKETS = 1_000
-#: The backstop for input no cap above foresaw: once formatting a reply's inline text has taken
-#: this long, the rest of its paragraphs and cells are shown as text (still escaped, still in
-#: their blocks), with a note.
-INLINE_BUDGET_S = 0.08
-#: A paragraph (or table cell) longer than this keeps its text as it is, unformatted: one
-#: paragraph of dense ``*a *a …`` costs markdown-it-py ~2.5 µs a character, and the budget
-#: above is only looked at between paragraphs.
-MAX_INLINE = 10_000
+#: end of): once the paragraphs formatted so far hold this many, the rest keep their text as it
+#: is; a reply with more than ``4 *`` this many is shown as plain text without being parsed.
+MAX_BRACKETS = 500
+#: The backstop for input no cap here foresaw: once formatting a reply's inline text has taken
+#: this long, the rest of its paragraphs and cells keep their text as it is (still escaped,
+#: still in their blocks), with a note.
+INLINE_BUDGET_S = 0.06
+#: A paragraph (or table cell) longer than this keeps its text as it is: one paragraph of dense
+#: ``*a *a …`` costs markdown-it-py ~2.5 µs a character, and the budget above is only looked at
+#: between paragraphs.
+MAX_INLINE = 5_000
+#: A paragraph that parses into more pieces than this (spans, links, breaks) keeps its text as
+#: it is: Qt lays out a line with thousands of format changes slowly (a second for 12,000).
+MAX_INLINE_TOKENS = 600
+#: Table cells formatted per reply (Qt lays out a table cell in ~80 µs); a table past this
+#: total is shown as its Markdown source, in a code block.
+MAX_TABLE_CELLS = 800
+#: markdown-it-py reads a table row in ~50-100 µs: a reply with more lines holding a ``|`` than
+#: this is shown as plain text without being parsed.
+MAX_TABLE_LINES = 400
 #: At most this many characters of a plain-text reply go into the view (Qt lays out every one).
-MAX_SHOWN = 200_000
+MAX_SHOWN = 50_000
 #: markdown-it's nesting limit (block quotes, list levels, emphasis); past it the parser stops
 #: reading the rest of the block, so a reply that reaches it is shown as plain text instead.
 MAX_NESTING = 40
@@ -195,6 +205,11 @@ class _Writer:
                     self.tag("</p>")
             elif kind in ("fence", "code_block"):
                 self.code(t.content, t.info if kind == "fence" else "")
+            elif kind == "big_table":
+                self.take_lead_alone()
+                self.out.append(rich("<p><i style='color:#666'>{}</i></p>",
+                                     "A table too large to format, shown as its text:"))
+                self.code(t.content, "")
             elif kind == "heading_open":
                 self.take_lead_alone()
                 self.tag(_HEADINGS.get(t.tag, "<h6>"))
@@ -278,8 +293,10 @@ def render(text: str, copy_prefix: str = "", lead: Markup = Markup("")) -> Rende
     if len(text) > MAX_FORMATTED:
         return plain(text, f"This reply is too long to format ({len(text):,} characters); "
                      "it is shown as plain text.", lead)
-    if text.count("[") > MAX_BRACKETS:
+    if text.count("[") > 4 * MAX_BRACKETS:
         return plain(text, "This reply has too many [ brackets to format; it is shown as plain text.", lead)
+    if text.count("|") > MAX_TABLE_LINES and _table_lines(text) > MAX_TABLE_LINES:
+        return plain(text, "This reply has a table too large to format; it is shown as plain text.", lead)
     deep = "This reply is nested too deeply to format; it is shown as plain text."
     if _DEEP_LINE_RX.search(text):
         return plain(text, deep, lead)
@@ -287,33 +304,69 @@ def render(text: str, copy_prefix: str = "", lead: Markup = Markup("")) -> Rende
     tokens = _PARSER.parse(text, env)
     if any(t.level >= MAX_NESTING - 1 for t in tokens):
         return plain(text, deep, lead)
+    tokens = _big_tables_as_source(tokens, text)
     late = _inline(tokens, env)
     w = _Writer(copy_prefix, lead)
     w.blocks(tokens)
     w.take_lead_alone()
-    note = "Part of this reply took too long to format; it is shown as text." if late else ""
+    note = "Part of this reply is too complex to format; it is shown as text." if late else ""
     if note:
         w.out.append(rich("<p><i style='color:#666'>{}</i></p>", note))
     # The one place this module makes Markup: every piece above is a literal tag or escaped text.
     return Rendered(Markup("".join(w.out)), tuple(w.codes), note)
 
 
+def _table_lines(text: str) -> int:
+    return sum(1 for line in text.split("\n") if "|" in line)
+
+
 def _inline(tokens: Sequence[Token], env: dict[str, object]) -> bool:
-    """Parse each block's inline text (links, emphasis, code spans) until INLINE_BUDGET_S has
-    passed; later blocks (and any longer than MAX_INLINE) keep their text as one plain text
-    token. True when the budget ran out."""
+    """Parse each block's inline text (links, emphasis, code spans) while the limits hold: the
+    time budget, the brackets seen so far; a block longer than MAX_INLINE, or that parses into
+    more than MAX_INLINE_TOKENS pieces, keeps its text too. True when a limit was reached."""
     deadline = time.monotonic() + INLINE_BUDGET_S
-    late = False
+    brackets = 0
+    late = limited = False
     for t in tokens:
         if t.type != "inline":
             continue
-        if not late and time.monotonic() > deadline:
-            late = True
-        if late or len(t.content) > MAX_INLINE:
-            t.children = [Token("text", "", 0, content=t.content)]
+        brackets += t.content.count("[")
+        if not late and (brackets > MAX_BRACKETS or time.monotonic() > deadline):
+            late = True  # from here on, every block keeps its text
+        children = None
+        if not late and len(t.content) <= MAX_INLINE:
+            children = _PARSER.inline.parse(t.content, _PARSER, env, [])
+            if len(children) > MAX_INLINE_TOKENS:
+                children = None
+        if children is None:
+            limited = True
+            children = [Token("text", "", 0, content=t.content)]
+        t.children = children
+    return limited
+
+
+def _big_tables_as_source(tokens: list[Token], text: str) -> list[Token]:
+    """Tables past MAX_TABLE_CELLS (counted over the reply) as a code block of their source."""
+    cells, out, i = 0, [], 0
+    lines: list[str] | None = None
+    while i < len(tokens):
+        t = tokens[i]
+        if t.type != "table_open":
+            out.append(t)
+            i += 1
+            continue
+        end = i
+        while tokens[end].type != "table_close":
+            end += 1
+        cells += sum(1 for x in tokens[i:end] if x.type in ("td_open", "th_open"))
+        if cells <= MAX_TABLE_CELLS or t.map is None:
+            out.extend(tokens[i:end + 1])
         else:
-            t.children = _PARSER.inline.parse(t.content, _PARSER, env, [])
-    return late
+            lines = text.split("\n") if lines is None else lines
+            src = "\n".join(lines[t.map[0]:t.map[1]])
+            out.append(Token("big_table", "", 0, content=src))
+        i = end + 1
+    return out
 
 
 __all__ = ["COPY_SCHEME", "MAX_FORMATTED", "MAX_NESTING", "MAX_SHOWN", "Rendered", "openable", "plain", "render"]
