@@ -220,7 +220,7 @@ class TagCheck(html.parser.HTMLParser):
             v = v or ""
             ok = ((k == "href" and tag == "a" and v.startswith(("https://", "http://", "hearthside-copy:")))
                   or (k == "style" and v in ("color:#666", "color:#444", "margin-bottom:0", "white-space:pre-wrap",
-                                             "background-color:#f3f3f3", "border-color:#bbb"))
+                                             "background-color:#f3f3f3;margin-top:2px", "border-color:#bbb;margin-top:6px"))
                   or (k == "align" and v in ("left", "right", "center"))
                   or (k == "start" and v.isdigit())
                   or (tag == "table" and k in ("border", "cellspacing", "cellpadding")))

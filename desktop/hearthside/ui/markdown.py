@@ -230,7 +230,7 @@ class _Writer:
                 self.tag(">")
             elif kind == "table_open":
                 self.take_lead_alone()
-                self.tag('<table border="1" cellspacing="0" cellpadding="4" style="border-color:#bbb">')
+                self.tag('<table border="1" cellspacing="0" cellpadding="4" style="border-color:#bbb;margin-top:6px">')
             elif kind in _BLOCK_TAGS:
                 if kind.endswith("_open"):
                     self.take_lead_alone()
@@ -254,7 +254,7 @@ class _Writer:
         href = html.escape(f"{COPY_SCHEME}:{self.copy_prefix}{n}", quote=True)
         self.out.append('<p style="margin-bottom:0"><a href="' + href + '">Copy code</a>'
                         + (' <span style="color:#666">' + _shown(lang) + "</span>" if lang else "") + "</p>")
-        self.out.append('<pre style="background-color:#f3f3f3">' + html.escape(text, quote=False) + "</pre>")
+        self.out.append('<pre style="background-color:#f3f3f3;margin-top:2px">' + html.escape(text, quote=False) + "</pre>")
 
 
 _INLINE_TAGS: dict[str, LiteralString] = {
