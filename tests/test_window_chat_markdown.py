@@ -232,7 +232,8 @@ def _stream(qtbot, w, pieces: list[str]) -> None:  # type: ignore[no-untyped-def
 
 
 PIECES = ["# Heading\n\n", "Some **bold", "** text and a list:\n\n", "- one\n", "- two\n", "- three\n\n",
-          "```\ncode line\n", "more code\n```\n\n", "| a | b |\n|---|---|\n| 1 | 2 |\n"] + [f"\nline {i}\n" for i in range(30)]
+          "```\ncode line\n", "more code\n```\n\n", "| a | b |\n|---|---|\n| 1 | 2 |\n",
+          *(f"\nline {i}\n" for i in range(30))]
 
 
 def test_streaming_at_the_bottom_stays_at_the_bottom(qtbot, app_context, bridge) -> None:  # type: ignore[no-untyped-def]
