@@ -16,7 +16,8 @@ def write(folder: Path, fname: str, text: str) -> None:
 
 def test_agents_list_shows_both_tiers_tools_and_notes(run_cli, isolated_home: Path) -> None:  # type: ignore[no-untyped-def]
     root = make_persona(isolated_home, "alice")
-    write(root / "agents", "reviewer.md", "---\nname: reviewer\ndescription: Reviews code.\ntools: Read, Grep\n---\nx\n")
+    write(root / "agents", "reviewer.md",
+          "---\nname: reviewer\ndescription: Reviews code.\ntools: Read, Grep\n---\nx\n")
     write(config_dir(isolated_home) / "agents", "writer.md", "---\nname: writer\ndescription: Writes.\n---\n")
     write(config_dir(isolated_home) / "agents", "reviewer.md", "---\nname: reviewer\ndescription: Other.\n---\n")
     write(config_dir(isolated_home) / "agents", "bomb.md", "---\nname: &a b\ndescription: *a\n---\n")
