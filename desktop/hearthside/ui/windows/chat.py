@@ -31,6 +31,7 @@ from ...core.tools import PermissionMode
 from ..bridge import Bridge
 from ..safetext import Markup, PlainLabel, SafeBrowser, one_line, rich
 from .common import close_on_escape
+from .specialists import SpecialistsButton, insert_hint
 
 MODES = (("Ask before changes", PermissionMode.DEFAULT),
          ("Plan only (no changes)", PermissionMode.PLAN),
@@ -91,6 +92,9 @@ class ChatWindow(QWidget):
             self.mode_box.addItem(label)
         self.mode_box.activated.connect(self._on_mode)
         top.addWidget(self.mode_box, 1)
+        self.specialists = SpecialistsButton(self.app, self.bridge, self)
+        self.specialists.chosen.connect(lambda name: insert_hint(self.input, name))
+        top.addWidget(self.specialists)
         root.addLayout(top)
 
         self.banner = QFrame()
@@ -237,6 +241,7 @@ class ChatWindow(QWidget):
         session, mode = self.session, MODES[self.mode_box.currentIndex()][1]
         self.send_button.setEnabled(False)
         self.status.setText(f"Opening the chat with {self.persona}…")
+        self.specialists.load(self.persona)
         self.bridge.call_async(lambda: session.open(mode, self._post_tool),
                                lambda notes: self._opened(session, notes),
                                lambda exc: self._open_failed(session, exc))
