@@ -84,3 +84,27 @@ def test_the_tray_persona_submenu_lists_specialists_and_opens_the_chat_with_the_
     assert box.toPlainText() == "Ask the reviewer specialist to "
     shell.quitting = True
     shell.bridge.close()
+
+
+def test_a_hand_edited_agent_file_is_listed_and_approved_in_the_review_window(qtbot, app_context) -> None:  # type: ignore[no-untyped-def]
+    from hearthside.ui.windows.review import ReviewWindow
+
+    root = make_persona(app_context)
+    write_agent(root / "agents", "reviewer.md", "reviewer", "Reviews code.")
+    app_context.drift.scan()  # first use trusts what is there
+    app_context.drift.set_strict(True)
+    write_agent(root / "agents", "reviewer.md", "reviewer", "Reviews everything, always.")
+    assert app_context.agents.listing("juniper").defs == ()  # held back until approved
+    bridge = next(make_bridge(app_context))
+    w = ReviewWindow(app_context, bridge, opener=lambda url: False)
+    qtbot.addWidget(w)
+    w.show()
+    qtbot.waitUntil(lambda: w.item is not None, timeout=WAIT)
+    assert [w.list.item(i).text() for i in range(w.list.count())] == [
+        "agents/reviewer.md (juniper)\nchanged since you approved it"]
+    assert any(r.kind == "add" and r.text == "description: Reviews everything, always." for r in w.item.rows)
+    with qtbot.waitSignal(w.approved, timeout=WAIT):
+        w.approve_button.click()
+    qtbot.waitUntil(lambda: w.list.count() == 0, timeout=WAIT)
+    assert [d.description for d in app_context.agents.listing("juniper").defs] == ["Reviews everything, always."]
+    bridge.close()
