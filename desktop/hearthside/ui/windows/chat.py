@@ -93,7 +93,7 @@ class ChatWindow(QWidget):
         self.mode_box.activated.connect(self._on_mode)
         top.addWidget(self.mode_box, 1)
         self.specialists = SpecialistsButton(self.app, self.bridge, self)
-        self.specialists.chosen.connect(lambda name: insert_hint(self.input, name))
+        self.specialists.chosen.connect(self._use_specialist)
         top.addWidget(self.specialists)
         root.addLayout(top)
 
@@ -178,6 +178,9 @@ class ChatWindow(QWidget):
         self.setTabOrder(self.mode_box, self.input)
         self.setTabOrder(self.input, self.send_button)
         self.setTabOrder(self.send_button, self.stop_button)
+
+    def _use_specialist(self, name: str) -> None:
+        insert_hint(self.input, name)
 
     # --- transcript --------------------------------------------------------------------
     def _append(self, html_text: Markup) -> None:
