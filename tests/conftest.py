@@ -108,6 +108,7 @@ def app_context(isolated_home: Path):  # type: ignore[no-untyped-def]
 #: See docs/testing.md.
 IN_PROCESS_CLI_FILES = frozenset({
     "test_agent_cli.py",
+    "test_agents_cli.py",
     "test_cli_foundation.py",
     "test_doctor.py",
     "test_drift_cli.py",

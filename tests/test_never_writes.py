@@ -198,6 +198,10 @@ def hand_edits(s: Session) -> None:
             "---\nname: tea-timer\ndescription: time the tea\n---\nThree minutes.\n")
         (alice / ".SOUL.md.swp").write_text("swap")
         (alice / ".SOUL.md.swp").unlink()
+        (alice / "agents").mkdir()
+        (alice / "agents" / "reviewer.md").write_text(
+            "---\nname: reviewer\ndescription: Reviews a text.\ntools: Read\n---\nRead closely.\n")
+    s.events.wait_for(is_event("alice", "agents/reviewer.md", "new"))
     s.events.wait_for(is_event("alice", "SOUL.md", "drifted"))
     s.events.wait_for(is_event("", "soul.md", "drifted"))
     s.events.wait_for(is_event("alice", "skills/tea-timer/SKILL.md", "new"))
@@ -228,6 +232,24 @@ def strict_mode_and_compose(s: Session) -> None:
     assert "alice USER.md text" in prompt and "I like short answers." not in prompt
     assert "alice, edited by hand" not in prompt and "I also like walks." not in prompt
     assert "tea-timer" not in prompt
+
+
+def specialists(s: Session) -> None:
+    """Agent files are persona files: listed (read only), drift on a hand edit, left out in
+    strict mode until approved."""
+    alice = s.persona("alice")
+    path = alice / "agents" / "reviewer.md"
+    doc = json.loads(s.cli("agents", "list", "--persona", "alice", "--json"))
+    assert [a["name"] for a in doc["agents"]] == ["reviewer"]
+    with s.by_hand():
+        atomic_save(path, "---\nname: reviewer\ndescription: Reviews everything.\n---\nRead closely.\n")
+    s.events.wait_for(is_event("alice", "agents/reviewer.md", "drifted"))
+    doc = json.loads(s.cli("agents", "list", "--persona", "alice", "--json"))
+    assert doc["agents"] == [] and any("changed since you approved it (strict mode)" in n for n in doc["notes"])
+    s.cli("agents", "list", "--persona", "alice")
+    s.cli("soul", "approve", str(path))
+    doc = json.loads(s.cli("agents", "list", "--persona", "alice", "--json"))
+    assert [a["description"] for a in doc["agents"]] == ["Reviews everything."]
 
 
 def approve(s: Session) -> None:
@@ -354,6 +376,7 @@ STEPS: list[Step] = [
     Step("soul diff/status/show", look_at_drift),
     Step("strict mode and compose", strict_mode_and_compose),
     Step("approve one file, one persona, all", approve),
+    Step("specialists: agents list, drift, strict mode, approve", specialists),
     Step("persona list and doctor", list_and_doctor),
     Step("plugins list/skills, mcp list/add/remove", packs_and_mcp),
     Step("model show, chat, heartbeats, history, memory list", running_personas),

@@ -26,6 +26,7 @@ from ..core.agent import (
     DenyAll,
     needs_approval,
 )
+from ..core.agentdefs import AgentDefListing
 from ..core.memory.model import CorruptMemoryError, MemoryEntry, MemoryStoreError
 from ..core.memory.tools import memory_tools
 from ..core.session import SessionSnapshot, SkillLine, assemble_session
@@ -38,6 +39,7 @@ from .personas import PersonaInfo
 from .writeguard import build_write_guard
 
 if TYPE_CHECKING:
+    from .agents import AgentService
     from .drift import DriftService
     from .mcp import McpService
     from .memory import MemoryService
@@ -59,6 +61,8 @@ class PreparedSession:
     env: ToolEnv
     session_id: str
     notes: list[str] = field(default_factory=list)
+    #: The specialists this session may hand work to: one frozen listing, taken when it was built.
+    agents: AgentDefListing = field(default_factory=lambda: AgentDefListing(()))
 
 
 class SessionDeps(Protocol):
@@ -85,6 +89,9 @@ class SessionDeps(Protocol):
 
     @property
     def mcp(self) -> McpService: ...
+
+    @property
+    def agents(self) -> AgentService: ...
 
     @property
     def model(self) -> ModelService: ...
@@ -137,9 +144,10 @@ class SessionService:
             kept = tuple(t for t in snap.tools if allow_mutating or not needs_approval(t))
             snap = SessionSnapshot(snap.persona, snap.system_prompt, kept, snap.mode, snap.found,
                                    snap.memory_keys, snap.skills, snap.notes)
+        agents = self._agents(persona, notes)
         for n in notes:
             log.info("session %s/%s: %s", persona, sid, n)
-        return PreparedSession(info, snap, env, sid, notes)
+        return PreparedSession(info, snap, env, sid, notes, agents)
 
     def agent(self, prepared: PreparedSession, model: ChatModel, approver: Approver | None = None, *,
               unattended: bool = False, allow_mutating: bool = False, limits: AgentLimits | None = None,
@@ -187,6 +195,17 @@ class SessionService:
         return self.app.plugins.skill_catalog(folder, held.skill_reasons())
 
     # -- parts from other services (each may be missing or broken) --------------------------
+    def _agents(self, persona: str, notes: list[str]) -> AgentDefListing:
+        """The session's specialists, taken once now (snapshot); why any is left out joins the
+        session's notes."""
+        try:
+            listing = self.app.agents.listing(persona)
+        except Exception as exc:  # noqa: BLE001 - a broken agents folder must not stop a chat
+            notes.append(f"specialists unavailable: {exc}")
+            return AgentDefListing(())
+        notes.extend(listing.notes)
+        return listing
+
     def _held_back(self, folder: Path, notes: list[str]) -> HeldBack:
         """What this session leaves out: in strict mode drifted or new files, skills and the soul;
         always, persona skills behind an unapproved link. Approved links come along too."""

@@ -30,6 +30,7 @@ from ...core.tools import PermissionMode
 from ..bridge import Bridge
 from ..safetext import Markup, PlainLabel, SafeBrowser, one_line, rich
 from .common import close_on_escape
+from .specialists import SpecialistsButton, insert_hint
 from .transcript import TranscriptWriter
 
 MODES = (("Ask before changes", PermissionMode.DEFAULT),
@@ -90,6 +91,9 @@ class ChatWindow(QWidget):
             self.mode_box.addItem(label)
         self.mode_box.activated.connect(self._on_mode)
         top.addWidget(self.mode_box, 1)
+        self.specialists = SpecialistsButton(self.app, self.bridge, self)
+        self.specialists.chosen.connect(self._use_specialist)
+        top.addWidget(self.specialists)
         root.addLayout(top)
 
         self.banner = QFrame()
@@ -177,6 +181,9 @@ class ChatWindow(QWidget):
         self.setTabOrder(self.input, self.send_button)
         self.setTabOrder(self.send_button, self.stop_button)
 
+    def _use_specialist(self, name: str) -> None:
+        insert_hint(self.input, name)
+
     # --- transcript --------------------------------------------------------------------
     def _append(self, html_text: Markup) -> None:
         self.writer.append(html_text)  # the reply streaming before it is finished first
@@ -232,6 +239,7 @@ class ChatWindow(QWidget):
         session, mode = self.session, MODES[self.mode_box.currentIndex()][1]
         self.send_button.setEnabled(False)
         self.status.setText(f"Opening the chat with {self.persona}…")
+        self.specialists.load(self.persona)
         self.bridge.call_async(lambda: session.open(mode, self._post_tool),
                                lambda notes: self._opened(session, notes),
                                lambda exc: self._open_failed(session, exc))
