@@ -251,7 +251,8 @@ class FakeModel:
             self.huge_sent.append((sent, False))
 
 
-def by_system(routes: dict[str, list[Step] | Step], default: Step | None = None) -> Callable[[dict[str, Any]], dict[str, Any]]:
+def by_system(routes: dict[str, list[Step] | Step],
+              default: Step | None = None) -> Callable[[dict[str, Any]], dict[str, Any]]:
     """A step that answers each agent from its own script, told apart by a marker in the system
     prompt (a specialist's instructions): a list is taken step by step (its last step repeats), a
     single step always answers. Use it as ``FakeModel(default=by_system({...}))``."""

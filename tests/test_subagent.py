@@ -174,7 +174,8 @@ def test_in_plan_mode_and_check_ins_a_child_gets_read_only_tools_and_no_writer_i
     fm, agent = run(scenario())
     assert names(requests_for(fm, "READER-MARK")[0]) == ["look"]
     assert requests_for(fm, "WRITER-MARK") == []
-    assert "writer" not in next(t for t in agent.tool_specs if t["function"]["name"] == "Subagent")["function"]["description"]
+    sub_spec = next(t for t in agent.tool_specs if t["function"]["name"] == "Subagent")
+    assert "writer" not in sub_spec["function"]["description"]
     assert "does not allow" in tool_messages(fm.requests[-1])[1]
 
 
@@ -232,8 +233,8 @@ def test_a_specialist_past_its_time_limit_is_cancelled_and_the_result_says_so() 
 
     res, fm = run(scenario())
     assert res.text == "ok"
-    assert tool_messages(fm.requests[-1]) == ["Error: The specialist slow was stopped at its time limit of "
-                                              "0.5 seconds; it gave no answer."]
+    assert tool_messages(fm.requests[-1]) == [("Error: The specialist slow was stopped at its time limit of "
+                                               "0.5 seconds; it gave no answer.")]
 
 
 def test_a_specialist_cannot_start_specialists_past_the_depth_limit() -> None:
@@ -248,8 +249,8 @@ def test_a_specialist_cannot_start_specialists_past_the_depth_limit() -> None:
     fm = run(scenario())
     boss = requests_for(fm, "BOSS-MARK")
     assert len(boss) == 2 and "Subagent" not in names(boss[0])
-    assert tool_messages(boss[1]) == ["Error: The specialist boss cannot hand tasks to other specialists: "
-                                      "the depth limit is 1; do the task yourself."]
+    assert tool_messages(boss[1]) == [("Error: The specialist boss cannot hand tasks to other specialists: "
+                                       "the depth limit is 1; do the task yourself.")]
     assert tool_messages(fm.requests[-1]) == ["I did it myself."]
 
 

@@ -82,7 +82,7 @@ class ParentLink:
     model: ChatModel
     approver: Approver
     mode: PermissionMode
-    limits: AgentLimits = AgentLimits()
+    limits: AgentLimits = dataclasses.field(default_factory=AgentLimits)
     on_tool: Callable[[ToolEvent], None] | None = None
     pick_model: Callable[[AgentDef, ChatModel], ChildModel] | None = None
 
@@ -173,9 +173,9 @@ class SubagentTool:
         return tuple(d for d in self.listing.defs if self.allow_writers or not d.writes)
 
     def _description(self) -> str:
-        lines = ["Hand one task to a specialist, who works on it alone and returns its final reply as "
-                 "this tool's result. The specialist sees none of this conversation: put everything it "
-                 "needs in `task`. Several calls in one turn run at the same time.",
+        lines = [("Hand one task to a specialist, who works on it alone and returns its final reply as "
+                  "this tool's result. The specialist sees none of this conversation: put everything it "
+                  "needs in `task`. Several calls in one turn run at the same time."),
                  "Specialists (name: what they are for):"]
         offered = self.offered()
         for d in offered[:MAX_LISTED]:
@@ -196,7 +196,8 @@ class SubagentTool:
 
     def mutates_parent(self, args: Mapping[str, Any]) -> bool:
         """True when this call's specialist writes and its fork is merged straight back."""
-        d = self.listing.get(args.get("agent")) if isinstance(args.get("agent"), str) else None
+        name = args.get("agent")
+        d = self.listing.get(name) if isinstance(name, str) else None
         return bool(d is not None and d.writes and self.forks is not None and self.forks.merger is not None)
 
     def bound(self, link: ParentLink) -> SubagentTool:
@@ -204,10 +205,10 @@ class SubagentTool:
         return self._copy(link=link)
 
     def _copy(self, **changes: Any) -> SubagentTool:
-        kw: dict[str, Any] = dict(persona=self.persona, skill_body=self.skill_body,
-                                  read_only_inside=self.read_only_inside, allow_writers=self.allow_writers,
-                                  forks=self.forks, seconds=self.seconds, depth=self.depth,
-                                  chain_limit=self.chain_limit, link=self.link)
+        kw: dict[str, Any] = {"persona": self.persona, "skill_body": self.skill_body,
+                              "read_only_inside": self.read_only_inside, "allow_writers": self.allow_writers,
+                              "forks": self.forks, "seconds": self.seconds, "depth": self.depth,
+                              "chain_limit": self.chain_limit, "link": self.link}
         kw.update(changes)
         return SubagentTool(self.listing, self.tools, **kw)
 
