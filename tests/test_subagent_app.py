@@ -36,8 +36,8 @@ def with_specialists(app: Any, *defs: AgentDef, notes: tuple[str, ...] = ()) -> 
 
 
 def spec(name: str, **kw: Any) -> AgentDef:
-    return AgentDef(name, kw.pop("description", f"the {name} specialist"), kw.pop("body", f"You are {name.upper()}-MARK."),
-                    **kw)
+    return AgentDef(name, kw.pop("description", f"the {name} specialist"),
+                    kw.pop("body", f"You are {name.upper()}-MARK."), **kw)
 
 
 def call(agent: str, task: str = "look into it") -> tuple[str, str]:
@@ -82,7 +82,7 @@ def test_a_chat_session_hands_a_task_to_a_specialist_and_hears_the_listing_notes
     assert "Subagent" not in names(child) and "memory_recall" in names(child)
 
 
-def test_a_specialist_naming_another_model_id_uses_it_and_an_alias_falls_back_with_a_note(app_context, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_a_specialist_naming_another_model_id_uses_it_and_an_alias_falls_back(app_context, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     make_persona(app_context)
     with_specialists(app_context, spec("fast", model="tiny-model"), spec("claude", model="haiku"))
     script = by_system({"FAST-MARK": {"text": "fast answer"}, "CLAUDE-MARK": {"text": "alias answer"},
