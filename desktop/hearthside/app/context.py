@@ -16,6 +16,7 @@ from .settings import SettingsStore
 
 if TYPE_CHECKING:  # the services are imported on first use, never at start
     from ..adapters.secrets import KeyringSecretStore
+    from .agents import AgentService
     from .drift import DriftService
     from .heartbeat import HeartbeatService
     from .mcp import McpService
@@ -50,6 +51,13 @@ class AppContext:
         from .drift import DriftService
 
         return DriftService(self.paths, self.settings, self.personas, self.soul_path)
+
+    @cached_property
+    def agents(self) -> AgentService:
+        """Specialists: agent files of the persona tier and the user tier, as frozen listings."""
+        from .agents import AgentService
+
+        return AgentService(self.paths, self.personas, lambda: self.drift, lambda: self.secrets)
 
     @cached_property
     def secrets(self) -> KeyringSecretStore:

@@ -42,6 +42,7 @@ from .personas import PersonaInfo
 from .writeguard import build_write_guard
 
 if TYPE_CHECKING:
+    from .agents import AgentService
     from .drift import DriftService
     from .mcp import McpService
     from .memory import MemoryService
@@ -63,6 +64,8 @@ class PreparedSession:
     env: ToolEnv
     session_id: str
     notes: list[str] = field(default_factory=list)
+    #: The specialists this session may hand work to: one frozen listing, taken when it was built.
+    agents: AgentDefListing = field(default_factory=lambda: AgentDefListing(()))
 
 
 class SessionDeps(Protocol):
@@ -91,16 +94,12 @@ class SessionDeps(Protocol):
     def mcp(self) -> McpService: ...
 
     @property
+    def agents(self) -> AgentService: ...
+
+    @property
     def model(self) -> ModelService: ...
 
     def soul_path(self, override: str | None = None) -> str: ...
-
-
-class SpecialistListings(Protocol):
-    """Where a session's specialists come from (``app.agents``, the AgentService over the
-    persona's and the user's ``agents/`` folders): one frozen listing per session."""
-
-    def listing(self, persona: str) -> AgentDefListing: ...
 
 
 #: Model aliases of Claude Code's agent files, which mean nothing to an OpenAI-compatible endpoint.
@@ -144,7 +143,8 @@ class SessionService:
         for t in memory_tools(store, sid):
             catalog.register(t, "builtin")
         skills, skill_body = self._add_pack_parts(catalog, info.path, mode, notes, held.skill_reasons())
-        self._add_specialists(catalog, persona, mode, notes, skill_body, unattended=unattended,
+        agents = self._agents(persona, notes)
+        self._add_specialists(catalog, agents, persona, mode, notes, skill_body, unattended=unattended,
                               allow_mutating=allow_mutating)
         env = ToolEnv(persona=persona, workspace=_workspace(app), services={"hydrated_tools": set(), "memory": store},
                       write_guard=build_write_guard(app.paths, app.personas, app.soul_path()))
@@ -156,7 +156,7 @@ class SessionService:
                                    snap.memory_keys, snap.skills, snap.notes)
         for n in notes:
             log.info("session %s/%s: %s", persona, sid, n)
-        return PreparedSession(info, snap, env, sid, notes)
+        return PreparedSession(info, snap, env, sid, notes, agents)
 
     def agent(self, prepared: PreparedSession, model: ChatModel, approver: Approver | None = None, *,
               unattended: bool = False, allow_mutating: bool = False, limits: AgentLimits | None = None,
@@ -181,13 +181,13 @@ class SessionService:
                      approver=approver, mode=prepared.snapshot.mode, limits=limits,
                      on_tool=on_tool, preface=preface)
 
-    def _add_specialists(self, catalog: Catalog, persona: str, mode: PermissionMode, notes: list[str],
-                         skill_body: Callable[[str], str] | None, *, unattended: bool, allow_mutating: bool) -> None:
+    def _add_specialists(self, catalog: Catalog, listing: AgentDefListing, persona: str, mode: PermissionMode,
+                         notes: list[str], skill_body: Callable[[str], str] | None, *, unattended: bool,
+                         allow_mutating: bool) -> None:
         """Register ``Subagent`` when the persona has specialists. Its default tool set is the
         session's own; plan mode and check-ins (unless granted mutating tools) give specialists
         read-only tools only and offer none that writes."""
-        listing = self.specialists(persona, notes)
-        if listing is None or not listing.defs:
+        if not listing.defs:
             return
         read_only = mode is PermissionMode.PLAN or (unattended and not allow_mutating)
         seconds = self.app.settings.get("agent.specialist_time_limit")
@@ -195,20 +195,6 @@ class SessionService:
                             read_only_inside=read_only, forks=self.fork_hook(persona),
                             seconds=seconds if isinstance(seconds, (int, float)) else None)
         _register(catalog, tool, "builtin", notes)
-
-    def specialists(self, persona: str, notes: list[str]) -> AgentDefListing | None:
-        """The persona's specialists, from the app's agent definitions (None when the app has
-        none); the listing's notes (a file left out, and why) join the session's notes."""
-        source: SpecialistListings | None = getattr(self.app, "agents", None)
-        if source is None:
-            return None
-        try:
-            listing = source.listing(persona)
-        except Exception as exc:  # noqa: BLE001 - broken definitions must not stop a chat
-            notes.append(f"specialists unavailable: {exc}")
-            return None
-        notes.extend(listing.notes)
-        return listing
 
     def fork_hook(self, persona: str) -> ForkHook | None:
         """Where a writing specialist gets its copy of the workspace: the app's fork service
@@ -253,6 +239,17 @@ class SessionService:
         return self.app.plugins.skill_catalog(folder, held.skill_reasons())
 
     # -- parts from other services (each may be missing or broken) --------------------------
+    def _agents(self, persona: str, notes: list[str]) -> AgentDefListing:
+        """The session's specialists, taken once now (snapshot); why any is left out joins the
+        session's notes."""
+        try:
+            listing = self.app.agents.listing(persona)
+        except Exception as exc:  # noqa: BLE001 - a broken agents folder must not stop a chat
+            notes.append(f"specialists unavailable: {exc}")
+            return AgentDefListing(())
+        notes.extend(listing.notes)
+        return listing
+
     def _held_back(self, folder: Path, notes: list[str]) -> HeldBack:
         """What this session leaves out: in strict mode drifted or new files, skills and the soul;
         always, persona skills behind an unapproved link. Approved links come along too."""
