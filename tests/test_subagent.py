@@ -325,9 +325,12 @@ class NamingApprover:
 
     def __init__(self) -> None:
         self.lines: list[str] = []
+        self.who: list[str] = []
 
     async def approve(self, tool: Tool, call: ToolCall, args: Mapping[str, Any]) -> bool:
-        self.lines.append(describe_call(tool, args, ToolEnv()).headline())
+        req = describe_call(tool, args, ToolEnv())
+        self.lines.append(req.headline())
+        self.who.append(req.as_dict().get("specialist", ""))
         return True
 
 
@@ -344,6 +347,7 @@ def test_a_childs_mutating_call_is_asked_of_the_parents_approver_naming_the_spec
 
     run(scenario())
     assert approver.lines == ["specialist scribe asks: note: run"] and log == ["hello"]
+    assert approver.who == ["scribe"]
     assert [e.call.name for e in events] == ["scribe/note", "Subagent"]
 
 

@@ -54,9 +54,13 @@ class ApprovalRequest:
         return visible(f"{who}{self.tool}: {self.action} {self.path}".rstrip())
 
     def as_dict(self) -> dict[str, Any]:
-        """Plain data for a window or ``--json``: the target first, then the rest."""
-        return {"tool": self.tool, "action": self.action, "path": self.path,
-                "rest": [list(kv) for kv in self.rest], "refusal": self.refusal, "specialist": self.specialist}
+        """Plain data for a window or ``--json``: the target first, then the rest (and who asks,
+        for a specialist's call)."""
+        doc: dict[str, Any] = {"tool": self.tool, "action": self.action, "path": self.path,
+                               "rest": [list(kv) for kv in self.rest], "refusal": self.refusal}
+        if self.specialist:
+            doc["specialist"] = self.specialist
+        return doc
 
 
     def lines(self) -> list[str]:
