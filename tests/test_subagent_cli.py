@@ -191,3 +191,20 @@ def test_a_check_in_uses_a_read_only_specialist(app_context, run_cli) -> None:  
     [child] = marked(fm, "CALENDAR-MARK")
     assert "memory_remember" not in names(child) and "memory_recall" in names(child)
     assert tool_messages(marked(fm, PERSONA)[-1]) == ["The 3pm sync moved to 4pm."]
+
+
+def test_a_specialists_write_is_asked_of_the_user_naming_the_specialist(app_context, run_cli, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    folder = make_persona(app_context)
+    agent_file(folder, "scribe")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    app_context.settings.set("files.workspace", str(ws))
+    write = json.dumps({"path": "note.txt", "content": "hi"})
+    script = by_system({"SCRIBE-MARK": [{"tool_calls": [("Write", write)]}, {"text": "Not allowed."}],
+                        PERSONA: [{"tool_calls": [call("scribe", "write a note")]}, {"text": "ok"}]})
+    with FakeModel(default=script) as fm:
+        proc = run_cli("chat", "juniper", "note it", env=fm.env())
+    assert proc.returncode == 0, proc.stderr
+    assert f"[denied specialist scribe asks: Write: create {ws / 'note.txt'}: no terminal" in proc.stderr
+    assert "[scribe/Write: error]" in proc.stderr and not (ws / "note.txt").exists()
+    assert "did not allow Write" in tool_messages(marked(fm, "SCRIBE-MARK")[-1])[0]
