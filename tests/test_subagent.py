@@ -144,12 +144,14 @@ def test_missing_or_empty_arguments_are_a_clear_error() -> None:
 def test_the_childs_tools_are_the_callers_filtered_by_tools_and_disallowed_tools() -> None:
     log: list[str] = []
     extra = FunctionTool("peek", "peek", lambda: "peeked")
-    script = by_system({"PERSONA-MARK": [{"tool_calls": [call("only"), call("minus"), call("all")]}, {"text": "ok"}]},
+    script = by_system({"PERSONA-MARK": [{"tool_calls": [call(n) for n in ("only", "minus", "all", "planner")]},
+                                         {"text": "ok"}]},
                        default={"text": "done"})
 
     async def scenario() -> Any:
         with FakeModel(default=script) as fm:
-            defs = [spec("only", tools=("look", "nonexistent")), spec("minus", disallowed_tools=("note",)), spec("all")]
+            defs = [spec("only", tools=("look", "nonexistent")), spec("minus", disallowed_tools=("note",)), spec("all"),
+                    spec("planner", permission_mode="plan")]
             await (await persona(fm, defs, [look_tool(), extra, write_tool(log)])).send("go")
             return fm
 
@@ -157,6 +159,7 @@ def test_the_childs_tools_are_the_callers_filtered_by_tools_and_disallowed_tools
     assert names(requests_for(fm, "ONLY-MARK")[0]) == ["look"]
     assert names(requests_for(fm, "MINUS-MARK")[0]) == ["look", "peek"]
     assert names(requests_for(fm, "ALL-MARK")[0]) == ["look", "note", "peek"]  # no Subagent: depth 1
+    assert names(requests_for(fm, "PLANNER-MARK")[0]) == ["look", "peek"]  # permissionMode: plan reads only
 
 
 def test_in_plan_mode_and_check_ins_a_child_gets_read_only_tools_and_no_writer_is_offered() -> None:

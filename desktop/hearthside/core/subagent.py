@@ -276,7 +276,7 @@ class SubagentTool:
             base = [t for t in base if t.spec.name in wanted]
         banned = set(spec.disallowed_tools)
         base = [t for t in base if t.spec.name not in banned]
-        if self.read_only_inside:
+        if self.read_only_inside or spec.permission_mode == "plan":  # a def may ask to only read
             base = [t for t in base if t.read_only]
         return base
 
