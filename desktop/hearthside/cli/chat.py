@@ -40,7 +40,8 @@ class TerminalApprover:
             echo(f"[denied {req.headline()}: no terminal to ask you; use --accept-edits to allow]", err=True)
             return False
         echo("\n".join(req.lines()), err=True)
-        question = safe_text(f"Allow {req.tool} to {req.action} this?")
+        who = f"the specialist {req.specialist}'s " if req.specialist else ""
+        question = safe_text(f"Allow {who}{req.tool} to {req.action} this?")
         return await asyncio.to_thread(click.confirm, question, default=False, err=True)
 
 
