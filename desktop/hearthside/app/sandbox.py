@@ -106,3 +106,18 @@ def build_policies(app: AppContext) -> SandboxPolicies:
         return [r.path for r in guard.roots]
 
     return SandboxPolicies(app.paths, protected, app.settings.get)
+
+
+def notice(policies: SandboxPolicies, stdio_servers: list[str]) -> str:
+    """One plain sentence for the doctor and the MCP window when a stdio server would start
+    without the sandbox ("" when every one is sandboxed): the machine's reason first, else the
+    servers the user turned it off for."""
+    status = _sandbox.probe()
+    if not status.ok:
+        return (f"The sandbox cannot run: {status.reason}; MCP programs run with your rights and only "
+                "Hearthside's argument guard keeps them from your persona files.")
+    off = [n for n in stdio_servers if not policies.server_settings(n).sandbox]
+    if off:
+        return (f"The sandbox is turned off in settings.toml for {', '.join(off)}: "
+                f"{'it runs' if len(off) == 1 else 'they run'} with your rights, with only the argument guard.")
+    return ""
