@@ -279,3 +279,38 @@ def _alive(pgid: int) -> bool:
     except ProcessLookupError:
         return False
     return True
+
+
+@pytest.mark.parametrize("works", [True, False])
+def test_the_mcp_window_says_once_when_mcp_programs_start_without_the_sandbox(  # type: ignore[no-untyped-def]
+    qtbot, ctx: AppContext, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, works: bool
+) -> None:
+    from manage_helpers import make_bridge, widget_texts
+
+    from hearthside.ui.windows.mcp import McpWindow
+
+    if not works:
+        _fake_bwrap(tmp_path / "bin")
+        monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    sandbox.probe(refresh=True)
+    for name in ("one", "two"):
+        ctx.mcp.add(ServerConfig(name, "stdio", command=sys.executable, args=(str(SERVER), "filesystem")))
+    bridge = make_bridge(ctx)
+    w = McpWindow(ctx, bridge)
+    qtbot.addWidget(w)
+    w.show()
+    qtbot.waitUntil(lambda: w.detail.text() != "Reading the servers…", timeout=20000)
+    try:
+        if works:
+            qtbot.wait(300)
+            assert w.sandbox_note.isHidden()
+        else:
+            qtbot.waitUntil(lambda: w.sandbox_note.isVisible(), timeout=20000)
+            text = w.sandbox_note.text()
+            assert text == ("The sandbox cannot run: bubblewrap cannot create a namespace here: bwrap: setting up "
+                            "uid map: Permission denied; MCP programs run with your rights and only Hearthside's "
+                            "argument guard keeps them from your persona files.")
+            # said once for the window, not once per server
+            assert sum("bubblewrap" in t for t in widget_texts(w)) == 1
+    finally:
+        bridge.close()
