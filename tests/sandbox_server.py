@@ -28,7 +28,7 @@ def _write(path: str, text: str) -> str:
     from mcp.server.mcpserver.exceptions import ToolError
 
     try:
-        with open(path, "w", encoding="utf-8") as f:  # noqa: PTH123
+        with open(path, "w", encoding="utf-8") as f:
             f.write(text)
     except OSError as exc:
         raise ToolError(f"Error: {exc}") from None
