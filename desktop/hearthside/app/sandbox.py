@@ -85,7 +85,13 @@ class SandboxPolicies:
                                  off_reason=f"the sandbox is turned off for it in settings.toml "
                                             f"([mcp.servers.{cfg.name}] sandbox = false)")
         roots = server_roots(cfg.args, cfg.cwd, ours=False)
-        writable = (*roots, *launcher_caches(cfg.command), *own.writable)
+        caches = launcher_caches(cfg.command)
+        for cache in caches:  # made as the launcher would make it: inside, the home is read-only
+            try:
+                os.makedirs(cache, mode=0o700, exist_ok=True)
+            except OSError as exc:
+                log.info("could not create %s for %s: %s", cache, cfg.name, exc)
+        writable = (*roots, *caches, *own.writable)
         return SandboxPolicy(protected=self.protected(), writable=tuple(writable),
                              network=network_for(own.network, _sandbox.session_bus()),
                              cwd=cfg.cwd, env=dict(env))
