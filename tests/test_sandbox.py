@@ -312,3 +312,33 @@ def test_the_mcp_window_says_once_when_mcp_programs_start_without_the_sandbox(  
             assert sum("bubblewrap" in t for t in widget_texts(w)) == 1
     finally:
         bridge.close()
+
+
+def test_a_bus_socket_inside_a_folder_the_server_may_change_is_covered(
+    ctx: AppContext, runtime: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A session bus whose socket lies in the server's own root (bound read-write, so neither the
+    private /tmp nor the private runtime folder hides it) is covered by /dev/null."""
+    from jeepney.io.blocking import open_dbus_connection
+
+    root = ctx.paths.config_dir.parent / "work"
+    root.mkdir()
+    address = f"unix:path={root / 'bus'}"
+    bus = subprocess.Popen(["dbus-daemon", "--session", "--nofork", f"--address={address}", "--print-address=1"],
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    try:
+        assert bus.stdout is not None and bus.stdout.readline()
+        open_dbus_connection(bus=address).close()  # the bus works, from here
+        monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", address)
+        ctx.mcp.add(_attack_cfg(ctx, "inroot", root))
+        try:
+            _connect(ctx, runtime)
+            hello = _call(ctx, runtime, "inroot", "bus_hello", {"address": address})
+            own = _call(ctx, runtime, "inroot", "write_own", {"name": "n.txt", "text": "x"})
+        finally:
+            runtime.run(ctx.mcp.close(), timeout=60)
+    finally:
+        bus.terminate()
+        bus.wait(10)
+    assert hello.is_error and "could not reach" in hello.content, hello.content
+    assert not own.is_error and (root / "n.txt").read_text() == "x"
