@@ -69,3 +69,13 @@ def test_per_server_settings_are_read_leniently_and_the_sandbox_stays_on_for_a_b
     assert bad.problems[0] == "[mcp.servers.s] sandbox must be true or false; the sandbox stays on"
     assert len(bad.problems) == 4
     assert server_settings("s", 5).problems == ("[mcp.servers.s] in settings.toml is not a section; it was ignored",)
+
+
+def test_mounts_go_parents_first_so_a_runtime_folder_inside_a_writable_root_stays_hidden() -> None:
+    argv = bwrap_argv("bwrap", ["srv"], SandboxPolicy(writable=("/tmp/x", "/")), BusEndpoints(), "/tmp/x/run")
+    order = [argv[i:i + 2] for i in range(len(argv)) if argv[i] in ("--bind-try", "--tmpfs", "--dev", "--proc")]
+    assert order == [["--bind-try", "/"], ["--dev", "/dev"], ["--proc", "/proc"], ["--tmpfs", "/tmp"],
+                     ["--bind-try", "/tmp/x"], ["--tmpfs", "/tmp/x/run"]]
+    # the user's own /tmp given as a root: bound after the fresh one, so it is the real /tmp
+    same = bwrap_argv("bwrap", ["srv"], SandboxPolicy(writable=("/tmp",)), BusEndpoints(), None)
+    assert same.index("--tmpfs") < same.index("--bind-try")
