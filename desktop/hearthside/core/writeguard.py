@@ -102,3 +102,38 @@ class WriteGuard:
 
     def protects(self, target: str | os.PathLike[str]) -> bool:
         return bool(self.refusal(target))
+
+
+@dataclass(frozen=True)
+class ForkWriteGuard(WriteGuard):
+    """The write guard for tools that run in a fork of a workspace.
+
+    A fork lives in Hearthside's state folder (which the plain guard protects), but it stands
+    for the parent workspace: a path inside the fork is judged as the same name in the parent,
+    so ``<fork>/SOUL.md`` is refused exactly when ``<workspace>/SOUL.md`` is (the workspace is
+    a persona folder), and a path outside the fork is judged as the parent's guard judges it.
+    The write guard therefore applies inside a fork exactly as outside."""
+
+    fork_root: str = ""
+    parent_root: str = ""
+
+    def refusal(self, target: str | os.PathLike[str]) -> str:
+        raw = _norm(os.fspath(target))
+        try:
+            resolved = os.path.realpath(raw)
+            link_itself = os.path.join(os.path.realpath(os.path.dirname(raw)), os.path.basename(raw))
+        except OSError as exc:
+            return f"Refused: {raw} could not be resolved ({exc.strerror or exc}); try again."
+        fork = os.path.realpath(_norm(self.fork_root))
+        inside = [c for c in (resolved, link_itself) if _within(c, fork)]
+        if not inside:
+            return super().refusal(target)
+        if fork in (resolved, link_itself):
+            return f"Refused: {raw} is the fork's folder itself, which a tool may not replace or remove."
+        if len(inside) < 2:  # a link in the fork that leads out of it: judged where it leads
+            return super().refusal(target)
+        rel = os.path.relpath(resolved, fork)
+        parent = os.path.join(_norm(self.parent_root), rel)
+        base = WriteGuard(self.roots)
+        reason = base.refusal(parent)
+        return reason.replace(parent, f"{parent} (in the fork: {rel})", 1) if reason else ""
