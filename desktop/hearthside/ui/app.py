@@ -300,6 +300,8 @@ class Shell(QObject):
             first = alerts[0]
             self.show_review(first.persona if len({a.persona for a in alerts}) == 1 else None,
                              first.path if len(alerts) == 1 else None)
+        elif alerts and all(a.kind == "fork" for a in alerts):
+            self.show_review()  # a specialist's fork waits there for Apply or Discard
         else:
             self.show_notifications()
 
