@@ -20,6 +20,7 @@ from hearthside.adapters.workspace_dir import DirectoryWorkspace
 from hearthside.app.context import AppContext
 from hearthside.app.forks import ForkError, ForkService
 from hearthside.core.environment import EnvironmentRef, new_environment
+from hearthside.core.errors import ErrorKind
 
 
 def workspace(home: Path, files: dict[str, bytes] | None = None) -> Path:
@@ -183,7 +184,7 @@ def test_a_too_big_workspace_is_refused_with_the_figure(isolated_home: Path) -> 
     with pytest.raises(ForkError) as err:
         app.forks.create("alice", "x")
     assert str(err.value) == "This workspace is 5.1 GB; forks are limited to 1.0 GB."
-    assert err.value.kind == "too-big"
+    assert err.value.kind == ErrorKind.INVALID
     assert not (app.paths.state_dir / "forks").exists() or not any((app.paths.state_dir / "forks").iterdir())
     app.settings.set("forks.max_files", 3)
     (root / "huge.img").unlink()

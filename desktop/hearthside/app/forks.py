@@ -17,6 +17,7 @@ the second finds it already applied and says so.
 
 from __future__ import annotations
 
+import builtins
 import difflib
 import json
 import logging
@@ -52,6 +53,7 @@ from ..core.environment import (
     diff_versions,
     new_environment,
 )
+from ..core.errors import ErrorKind, ServiceError
 from ..core.safeparse import loads_json
 from ..core.writeguard import ForkWriteGuard, WriteGuard
 
@@ -64,15 +66,14 @@ MAX_RECORD_BYTES = 64 * 1024 * 1024  # 50,000 base versions fit easily
 WORKING, READY, APPLIED, DISCARDED = "working", "ready", "applied", "discarded"
 
 
-class ForkError(RuntimeError):
+class ForkError(ServiceError):
     """A fork could not be made, shown, applied or discarded; ``str(exc)`` is one sentence.
 
-    ``kind`` says why, for a window to decide on: ``unknown``, ``done`` (already applied or
-    discarded), ``conflict``, ``refused`` (the write guard), ``busy``, ``too-big``, ``failed``."""
+    ``kind`` says why, for a window to decide on: NOT_FOUND (no such fork), ALREADY_DONE,
+    CONFLICT (``names`` lists the files), REFUSED (the write guard), BUSY, INVALID (too big)."""
 
-    def __init__(self, message: str, kind: str = "failed", names: tuple[str, ...] = ()) -> None:
-        super().__init__(message)
-        self.kind = kind
+    def __init__(self, message: str, kind: ErrorKind = ErrorKind.NONE, names: tuple[str, ...] = ()) -> None:
+        super().__init__(message, kind)
         self.names = names
 
 
@@ -169,7 +170,7 @@ class ForkService:
     # --- where -------------------------------------------------------------------------
     def _record_file(self, fid: str) -> Path:
         if not fid or not all(c in "0123456789abcdef" for c in fid) or len(fid) > 32:
-            raise ForkError(f"There is no fork {fid!r}; `hearthside forks list` shows them.", "unknown")
+            raise ForkError(f"There is no fork {fid!r}; `hearthside forks list` shows them.", ErrorKind.NOT_FOUND)
         return self.dir / f"{fid}.json"
 
     def _tree(self, fid: str) -> Path:
@@ -196,13 +197,13 @@ class ForkService:
         path = self._record_file(fid)
         text, why = read_text_bounded(path, MAX_RECORD_BYTES)
         if text is None and not why:
-            raise ForkError(f"There is no fork {fid!r}; `hearthside forks list` shows them.", "unknown")
+            raise ForkError(f"There is no fork {fid!r}; `hearthside forks list` shows them.", ErrorKind.NOT_FOUND)
         if text is None:
             raise ForkError(f"The record of fork {fid} cannot be read: {why}.")
         try:
             doc = loads_json(text)
             if not isinstance(doc, dict):
-                raise ValueError("not an object")
+                raise TypeError("not an object")
             return ForkRecord.from_dict(doc)
         except (ValueError, KeyError, TypeError) as exc:
             raise ForkError(f"The record of fork {fid} is damaged ({exc}); discard it.") from exc
@@ -226,7 +227,7 @@ class ForkService:
                 out.append(rec)
         return sorted(out, key=lambda r: r.created, reverse=True)
 
-    def pending(self) -> list[ForkRecord]:
+    def pending(self) -> builtins.list[ForkRecord]:
         """Forks waiting for the user's review."""
         return [r for r in self.list() if r.status == READY]
 
@@ -234,7 +235,7 @@ class ForkService:
     def parent_environment(self, workspace: str) -> Environment:
         root = Path(workspace).expanduser()
         if not root.is_dir():
-            raise ForkError(f"The workspace folder {root} does not exist.", "failed")
+            raise ForkError(f"The workspace folder {root} does not exist.")
         return new_environment(EnvironmentRef("workspace", str(root.resolve())), DirectoryWorkspace(root))
 
     def create(self, persona: str, label: str, workspace: str | None = None) -> Fork:
@@ -244,7 +245,7 @@ class ForkService:
             ws = self.settings.get("files.workspace") if self.settings is not None else None
             workspace = ws if isinstance(ws, str) and ws else None
         if not workspace:
-            raise ForkError("There is no workspace to fork: set files.workspace in the settings first.", "failed")
+            raise ForkError("There is no workspace to fork: set files.workspace in the settings first.")
         parent = self.parent_environment(workspace)
         forker = DirectoryForker(self.dir, self._cap("forks.max_bytes", DEFAULT_MAX_BYTES),
                                  self._cap("forks.max_files", DEFAULT_MAX_FILES), self.runner_for)
@@ -252,7 +253,7 @@ class ForkService:
         try:
             fork = forker.fork(parent, label, fid)
         except ForkRefused as exc:
-            raise ForkError(str(exc), "too-big" if "limited to" in str(exc) else "failed") from exc
+            raise ForkError(str(exc), ErrorKind.INVALID) from exc
         assert isinstance(parent.workspace, DirectoryWorkspace)
         rec = ForkRecord(fid, persona, label.strip()[:200], self.clock(), str(parent.workspace.root),
                          {n: v.token for n, v in fork.base.items()}, WORKING, advisory=fork.advisory,
@@ -312,7 +313,7 @@ class ForkService:
     def _child(self, rec: ForkRecord) -> DirectoryWorkspace:
         tree = self._tree(rec.id)
         if not tree.is_dir():
-            raise ForkError(f"Fork {rec.id}'s folder is gone; discard it.", "failed")
+            raise ForkError(f"Fork {rec.id}'s folder is gone; discard it.")
         return DirectoryWorkspace(tree)
 
     def _diff(self, rec: ForkRecord) -> Diff:
@@ -325,7 +326,7 @@ class ForkService:
     def _open(self, fid: str) -> ForkRecord:
         rec = self._read(fid)
         if rec.status in (APPLIED, DISCARDED):
-            raise ForkError(f"Fork {fid} was already {rec.status}.", "done")
+            raise ForkError(f"Fork {fid} was already {rec.status}.", ErrorKind.ALREADY_DONE)
         return rec
 
     def show(self, fid: str) -> ForkReview:
@@ -359,10 +360,7 @@ class ForkService:
         return guard.refusal(root / name) or None
 
     def _locked(self, fid: str) -> Any:
-        try:
-            return locked(self._lock_file, timeout=30)
-        except LockUnusable as exc:
-            raise ForkError(f"Forks cannot be changed: {exc}.", "busy") from exc
+        return locked(self._lock_file, timeout=30)
 
     def apply(self, fid: str) -> tuple[str, ...]:
         """Bring the fork's changes into the workspace; returns the names written or removed."""
@@ -371,7 +369,7 @@ class ForkService:
             with self._locked(fid):
                 rec = self._open(fid)
                 if rec.status == WORKING:
-                    raise ForkError(f"Fork {fid} is still being worked on by the specialist.", "busy")
+                    raise ForkError(f"Fork {fid} is still being worked on by the specialist.", ErrorKind.BUSY)
                 child = self._child(rec)
                 fork = Fork(new_environment(EnvironmentRef(f"fork-{rec.method}", rec.id), child), lambda: None,
                             self._base(rec))
@@ -380,16 +378,18 @@ class ForkService:
                 try:
                     result = self._merger.merge(fork, parent)
                 except MergeConflict as exc:
-                    raise ForkError(str(exc), "conflict", exc.names) from exc
+                    raise ForkError(str(exc), ErrorKind.CONFLICT, exc.names) from exc
                 except PermissionError as exc:
-                    raise ForkError(f"Not applied: {exc}", "refused") from exc
+                    raise ForkError(f"Not applied: {exc}", ErrorKind.REFUSED) from exc
                 finally:
                     self._guard_now = None
                 self._close(rec, APPLIED)
                 return result.applied
         except LockBusy as exc:
             raise ForkError(f"Fork {fid} is being applied or discarded by another Hearthside window or "
-                            "command; try again in a moment.", "busy") from exc
+                            "command; try again in a moment.", ErrorKind.BUSY) from exc
+        except LockUnusable as exc:
+            raise ForkError(f"Forks cannot be changed: {exc}.", ErrorKind.BUSY) from exc
 
     def discard(self, fid: str) -> None:
         """Throw the fork's changes away (the workspace is not touched)."""
@@ -399,7 +399,9 @@ class ForkService:
                 self._close(self._open(fid), DISCARDED)
         except LockBusy as exc:
             raise ForkError(f"Fork {fid} is being applied or discarded by another Hearthside window or "
-                            "command; try again in a moment.", "busy") from exc
+                            "command; try again in a moment.", ErrorKind.BUSY) from exc
+        except LockUnusable as exc:
+            raise ForkError(f"Forks cannot be changed: {exc}.", ErrorKind.BUSY) from exc
 
     def _close(self, rec: ForkRecord, status: str, summary: str | None = None) -> None:
         remove_tree(self.dir / rec.id)
@@ -409,7 +411,7 @@ class ForkService:
         self._write(ForkRecord(**done))
 
     # --- cleanup -------------------------------------------------------------------------
-    def cleanup(self) -> list[str]:
+    def cleanup(self) -> builtins.list[str]:
         """Remove forks (and closed records) older than 7 days, and folders no record names."""
         now = self.clock()
         removed: list[str] = []
