@@ -301,7 +301,11 @@ class Shell(QObject):
             self.show_review(first.persona if len({a.persona for a in alerts}) == 1 else None,
                              first.path if len(alerts) == 1 else None)
         elif alerts and all(a.kind == "fork" for a in alerts):
-            self.show_review()  # a specialist's fork waits there for Apply or Discard
+            from .windows.review import ReviewWindow
+
+            w = self.show_review()  # a specialist's fork waits there for Apply or Discard
+            if isinstance(w, ReviewWindow):
+                w.show_forks()
         else:
             self.show_notifications()
 

@@ -1,5 +1,6 @@
 """*Review changes*: each file waiting for review, its diff against the approved copy,
-injection findings, and Approve / Approve all / Open in editor / Show in folder.
+injection findings, and Approve / Approve all / Open in editor / Show in folder; and, on a
+second tab, writing specialists' forks waiting for Apply / Discard (``review_forks``).
 
 Everything shown comes from :mod:`hearthside.app.review` (which asks the drift service), read on
 a worker thread through the bridge. A drift event refreshes the list, and the diff when it is
@@ -19,6 +20,7 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QPushButton,
     QSplitter,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -41,6 +43,7 @@ from ..safetext import (
     tip,
 )
 from .common import UrlOpener, close_on_escape, desktop_open, open_path
+from .review_forks import ForksPanel
 
 STATE_TEXT = {
     "drifted": "changed since you approved it",
@@ -67,11 +70,16 @@ def list_label(st: FileStatus) -> str:
 
 def diff_html(item: review_app.ReviewItem) -> Markup:
     """The diff as preformatted lines: old and new line numbers, +/− and coloured backgrounds."""
-    if not item.rows:
+    return diff_rows_html(item.rows)
+
+
+def diff_rows_html(rows: tuple[review_app.DiffRow, ...]) -> Markup:
+    """Diff rows (persona-file drift or a fork's file) as numbered, coloured lines."""
+    if not rows:
         return rich("<p><i>No line differences to show.</i></p>")
-    width = max(len(str(n)) for r in item.rows for n in (r.old_no, r.new_no, 1) if n is not None)
+    width = max(len(str(n)) for r in rows for n in (r.old_no, r.new_no, 1) if n is not None)
     out = []
-    for i, r in enumerate(item.rows):
+    for i, r in enumerate(rows):
         if r.kind == "hunk":
             if i == 0:
                 continue  # a gap marker only between two parts of the file
@@ -124,7 +132,15 @@ class ReviewWindow(QWidget):
 
     # --- layout ------------------------------------------------------------------------
     def _build(self) -> None:
-        root = QVBoxLayout(self)
+        outer = QVBoxLayout(self)
+        self.tabs = QTabWidget()
+        files_page = QWidget()
+        root = QVBoxLayout(files_page)
+        self.tabs.addTab(files_page, "Persona files")
+        self.forks_panel = ForksPanel(self.app, self.bridge)
+        self.tabs.addTab(self.forks_panel, "Specialists' changes")
+        self.forks_panel.refreshed.connect(self._forks_counted)
+        outer.addWidget(self.tabs)
         intro = PlainLabel("Persona files you edited by hand since you last approved them. Approve a "
                        "file when the change is yours; Hearthside never changes these files itself.")
         intro.setWordWrap(True)
@@ -185,6 +201,16 @@ class ReviewWindow(QWidget):
         self.folder_button.clicked.connect(self.show_in_folder)
         self.approve_button.setDefault(True)
         self._show_item()
+        self.forks_panel.refresh()
+
+    def _forks_counted(self) -> None:
+        n = len(self.forks_panel.records)
+        self.tabs.setTabText(1, f"Specialists' changes ({n})" if n else "Specialists' changes")
+
+    def show_forks(self) -> None:
+        """Bring the specialists' changes to the front (a "ready for review" notice was clicked)."""
+        self.tabs.setCurrentWidget(self.forks_panel)
+        self.forks_panel.refresh()
 
     # --- data --------------------------------------------------------------------------
     def focus_file(self, path: str) -> None:
