@@ -61,7 +61,7 @@ def test_a_pending_fork_shows_its_files_and_their_diffs(window) -> None:  # type
 
 def test_apply_writes_the_workspace_and_empties_the_list(qtbot, window) -> None:  # type: ignore[no-untyped-def]
     p = window.forks_panel
-    fid, root, child = window.fork
+    _fid, root, child = window.fork
     with qtbot.waitSignal(p.applied, timeout=WAIT):
         p.apply_button.click()
     qtbot.waitUntil(lambda: p.review is None and p.list.count() == 0, timeout=WAIT)
@@ -73,7 +73,7 @@ def test_apply_writes_the_workspace_and_empties_the_list(qtbot, window) -> None:
 
 def test_a_conflict_keeps_the_fork_and_names_the_file(qtbot, window) -> None:  # type: ignore[no-untyped-def]
     p = window.forks_panel
-    fid, root, child = window.fork
+    _fid, root, child = window.fork
     (root / "notes.md").write_text("the user changed this meanwhile, longer\n")
     p.apply_button.click()
     qtbot.waitUntil(lambda: "Not applied" in p.status.text(), timeout=WAIT)
@@ -85,7 +85,7 @@ def test_a_conflict_keeps_the_fork_and_names_the_file(qtbot, window) -> None:  #
 
 def test_discard_asks_then_throws_the_fork_away(qtbot, window) -> None:  # type: ignore[no-untyped-def]
     p = window.forks_panel
-    fid, root, child = window.fork
+    _fid, root, child = window.fork
     p.discard_button.click()
     box = p.confirm_box
     assert box is not None and box.isVisible()
@@ -96,7 +96,7 @@ def test_discard_asks_then_throws_the_fork_away(qtbot, window) -> None:  # type:
 
 def test_a_fork_applied_elsewhere_meanwhile_leaves_the_list(qtbot, window, app_context) -> None:  # type: ignore[no-untyped-def]
     p = window.forks_panel
-    fid, root, child = window.fork
+    fid, _root, _child = window.fork
     app_context.forks.apply(fid)  # e.g. `hearthside forks apply` in a terminal
     p.apply_button.click()
     qtbot.waitUntil(lambda: "already applied" in p.status.text(), timeout=WAIT)

@@ -43,6 +43,7 @@ from ..safetext import (
     tip,
 )
 from .common import UrlOpener, close_on_escape, desktop_open, open_path
+from .diffview import diff_rows_html
 from .review_forks import ForksPanel
 
 STATE_TEXT = {
@@ -52,9 +53,6 @@ STATE_TEXT = {
     "rejected": "cannot be used",
     "approved": "approved",
 }
-_ROW_STYLE = {"add": "background:#e6ffec;color:#05400f", "remove": "background:#ffebe9;color:#6e0b0b",
-              "hunk": "color:#555;background:#eef3fa", "context": ""}
-_SIGN = {"add": "+", "remove": "−", "hunk": "", "context": " "}
 
 
 def file_label(st: FileStatus) -> str:
@@ -71,25 +69,6 @@ def list_label(st: FileStatus) -> str:
 def diff_html(item: review_app.ReviewItem) -> Markup:
     """The diff as preformatted lines: old and new line numbers, +/− and coloured backgrounds."""
     return diff_rows_html(item.rows)
-
-
-def diff_rows_html(rows: tuple[review_app.DiffRow, ...]) -> Markup:
-    """Diff rows (persona-file drift or a fork's file) as numbered, coloured lines."""
-    if not rows:
-        return rich("<p><i>No line differences to show.</i></p>")
-    width = max(len(str(n)) for r in rows for n in (r.old_no, r.new_no, 1) if n is not None)
-    out = []
-    for i, r in enumerate(rows):
-        if r.kind == "hunk":
-            if i == 0:
-                continue  # a gap marker only between two parts of the file
-            out.append(rich("<pre style='margin:0;{}'>{}⋯</pre>", _ROW_STYLE["hunk"], " " * (2 * width + 2)))
-            continue
-        old = "" if r.old_no is None else str(r.old_no)
-        new = "" if r.new_no is None else str(r.new_no)
-        nums = rich("<span style='color:#777'>{} {}</span>", f"{old:>{width}}", f"{new:>{width}}")
-        out.append(rich("<pre style='margin:0;{}'>{} {} {}</pre>", _ROW_STYLE[r.kind], nums, _SIGN[r.kind], r.text))
-    return Markup("").join(out)
 
 
 def finding_text(f: review_app.Finding) -> str:

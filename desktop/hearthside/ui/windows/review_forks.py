@@ -31,6 +31,7 @@ from ...app.forks import ForkRecord, ForkReview
 from ...core.errors import ErrorKind, kind_of, sentence_of
 from ..bridge import Bridge
 from ..safetext import Markup, PlainLabel, RichLabel, SafeBrowser, message_box, one_line, rich, tip
+from .diffview import diff_rows_html
 
 CHANGE_TEXT = {"added": "Added", "changed": "Changed", "removed": "Removed"}
 
@@ -76,8 +77,6 @@ def review_html(review: ForkReview) -> Markup:
 
 
 def rows_html(rows: list[review_app.DiffRow]) -> Markup:
-    from .review import diff_rows_html
-
     return diff_rows_html(tuple(rows))
 
 
