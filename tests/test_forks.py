@@ -329,3 +329,31 @@ def test_a_fork_binds_the_injected_runner_to_the_fork_folder(isolated_home: Path
                       fromlist=["WriteGuard"]).WriteGuard(), runner_for=runner_for)
     fork = svc.create("alice", "x", workspace=str(root))
     assert bound == [Path(svc.root_of(fork))]
+
+
+def test_a_link_or_file_in_the_way_stops_the_apply_before_anything_is_written(isolated_home: Path) -> None:
+    """Fails before the shape check: the versions leave links out, so a link the user put
+    where the fork added a file was no conflict, and the apply stopped half-way (the other
+    files already written)."""
+    root = workspace(isolated_home)
+    app = app_with(root)
+    fork = app.forks.create("alice", "x")
+    fid = app.forks.fork_id(fork)
+    child = Path(app.forks.root_of(fork))
+    (child / "a-first.md").write_text("written first\n")
+    (child / "zz.md").write_text("fork\n")
+    (child / "dir").mkdir()
+    (child / "dir" / "f.md").write_text("fork\n")
+    app.forks.finished(fid, "done")
+    elsewhere = isolated_home / "elsewhere.md"
+    elsewhere.write_text("not the workspace\n")
+    (root / "zz.md").symlink_to(elsewhere)
+    with pytest.raises(ForkError) as err:
+        app.forks.apply(fid)
+    assert err.value.kind == ErrorKind.REFUSED and "zz.md" in str(err.value)
+    assert not (root / "a-first.md").exists() and elsewhere.read_text() == "not the workspace\n"
+    (root / "zz.md").unlink()
+    (root / "dir").write_text("a file where the fork has a folder\n")
+    with pytest.raises(ForkError, match="dir in the workspace is not a folder"):
+        app.forks.apply(fid)
+    assert not (root / "a-first.md").exists() and child.is_dir()

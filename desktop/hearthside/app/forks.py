@@ -354,10 +354,25 @@ class ForkService:
 
     # --- apply / discard -------------------------------------------------------------------
     def _allow(self, parent: Environment, name: str) -> str | None:
+        """The write guard, then the shape of the target: every name is checked before anything
+        is written, so a link or a file standing where a folder must be (which the versions do
+        not show, so they are no conflict) stops the apply whole instead of half-way."""
         guard = self._guard_now or self.guard()
         ws = parent.workspace
         root = ws.root if isinstance(ws, DirectoryWorkspace) else Path(parent.ref.id)
-        return guard.refusal(root / name) or None
+        refusal = guard.refusal(root / name)
+        if refusal:
+            return refusal
+        parts = name.split("/")
+        for i in range(1, len(parts)):
+            folder = root.joinpath(*parts[:i])
+            if os.path.lexists(folder) and (folder.is_symlink() or not folder.is_dir()):
+                return (f"{'/'.join(parts[:i])} in the workspace is not a folder now, so {name} cannot be "
+                        "written; the fork is kept.")
+        target = root / name
+        if os.path.lexists(target) and (target.is_symlink() or not target.is_file()):
+            return f"{name} in the workspace is now a link or a special file; the fork is kept."
+        return None
 
     def _locked(self, fid: str) -> Any:
         return locked(self._lock_file, timeout=30)
@@ -380,7 +395,12 @@ class ForkService:
                 except MergeConflict as exc:
                     raise ForkError(str(exc), ErrorKind.CONFLICT, exc.names) from exc
                 except PermissionError as exc:
-                    raise ForkError(f"Not applied: {exc}", ErrorKind.REFUSED) from exc
+                    text = str(exc)
+                    raise ForkError(text if text.startswith("Refused") else f"Not applied: {text}",
+                                    ErrorKind.REFUSED) from exc
+                except (OSError, ValueError) as exc:  # the disk, mid-way: say so, keep the fork
+                    raise ForkError(f"Applying fork {fid} stopped: {getattr(exc, 'strerror', None) or exc}; "
+                                    "the fork is kept, so applying it again finishes the rest.") from exc
                 finally:
                     self._guard_now = None
                 self._close(rec, APPLIED)
