@@ -400,7 +400,7 @@ class ForkService:
                                     ErrorKind.REFUSED) from exc
                 except (OSError, ValueError) as exc:  # the disk, mid-way: say so, keep the fork
                     raise ForkError(f"Applying fork {fid} stopped: {getattr(exc, 'strerror', None) or exc}; "
-                                    "the fork is kept, so applying it again finishes the rest.") from exc
+                                    "the fork is kept; some files may already be written, so check them before applying again.") from exc
                 finally:
                     self._guard_now = None
                 self._close(rec, APPLIED)
