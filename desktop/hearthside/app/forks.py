@@ -399,8 +399,9 @@ class ForkService:
                     raise ForkError(text if text.startswith("Refused") else f"Not applied: {text}",
                                     ErrorKind.REFUSED) from exc
                 except (OSError, ValueError) as exc:  # the disk, mid-way: say so, keep the fork
-                    raise ForkError(f"Applying fork {fid} stopped: {getattr(exc, 'strerror', None) or exc}; "
-                                    "the fork is kept; some files may already be written, so check them before applying again.") from exc
+                    why = getattr(exc, "strerror", None) or exc
+                    raise ForkError(f"Applying fork {fid} stopped: {why}; the fork is kept, but some files may "
+                                    "already be written, so check them before applying again.") from exc
                 finally:
                     self._guard_now = None
                 self._close(rec, APPLIED)
