@@ -4,7 +4,9 @@ Targets: a copy fork <= 2 s; an overlay fork <= 100 ms (Hearthside has none: the
 printed; on a reflink filesystem the copy is copy-on-write and is measured as such). Baseline
 in the same run: ``cp -a`` of the same tree. Median of several runs; each fork is made through
 the app's ForkService (the path the Subagent tool takes: size check, base versions, copy,
-registry) and discarded after it is timed.
+registry) and discarded after it is timed. Between runs (untimed) ``sync`` writes back what the
+previous run left dirty, for the fork and ``cp -a`` alike: without it, on a slow shared disk
+every later run waits for the earlier runs' writeback and both figures grow tenfold.
 
 Usage: .venv/bin/python benchmarks/bench_forks.py [--runs 5] [--files 10000] [--mb 200]
 Runs in a throwaway HOME; the real home is never touched.
@@ -82,6 +84,7 @@ def main() -> None:
 
         def discard(fork: Any) -> None:
             forks.discard(forks.fork_id(fork))
+            os.sync()  # untimed: each run starts with no dirty pages of the previous one to write back
 
         fork_ms, _ = median_ms(lambda: forks.create("bench", "bench"), args.runs, discard)
         n = 0
@@ -93,7 +96,11 @@ def main() -> None:
             subprocess.run(["cp", "-a", str(ws), str(dst)], check=True)
             return dst
 
-        cp_ms, _ = median_ms(cp_a, args.runs, lambda dst: shutil.rmtree(dst))
+        def remove(dst: Path) -> None:
+            shutil.rmtree(dst)
+            os.sync()
+
+        cp_ms, _ = median_ms(cp_a, args.runs, remove)
 
         # the diff and apply of a small change: 3 files changed, 1 added, 1 removed
         def prepared(run: int) -> str:
@@ -110,6 +117,7 @@ def main() -> None:
         diff_times, apply_times = [], []
         for run in range(args.runs):
             fid = prepared(run)
+            os.sync()
             t = time.perf_counter()
             review = forks.show(fid)
             diff_times.append((time.perf_counter() - t) * 1000)

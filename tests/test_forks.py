@@ -39,7 +39,7 @@ def app_with(root: Path) -> AppContext:
 
 
 def edit_like_a_specialist(fork_root: Path) -> None:
-    (fork_root / "notes.md").write_bytes(b"one\nTWO\n")
+    (fork_root / "notes.md").write_bytes(b"one\nTWO!\n")
     (fork_root / "old.txt").unlink()
     (fork_root / "new").mkdir()
     (fork_root / "new" / "plan.md").write_bytes(b"a plan\n")
@@ -90,7 +90,7 @@ def test_review_shows_added_changed_removed_and_each_files_diff(isolated_home: P
     assert review.diff.added == ("new/plan.md", "pic.bin")
     assert review.diff.changed == ("notes.md",) and review.diff.removed == ("old.txt",)
     by = {f.name: f for f in review.files}
-    assert "-two\n+TWO\n" in by["notes.md"].text and "--- a/notes.md" in by["notes.md"].text
+    assert "-two\n+TWO!\n" in by["notes.md"].text and "--- a/notes.md" in by["notes.md"].text
     assert by["pic.bin"].binary and by["pic.bin"].text == ""
     assert "-bye" in by["old.txt"].text and by["old.txt"].change == "removed"
 
@@ -115,7 +115,7 @@ def test_apply_brings_the_changes_back_and_cleans_the_fork_up(isolated_home: Pat
     out = run_cli("forks", "apply", fid)
     assert out.returncode == 0, out.stderr
     assert "Applied fork" in out.stdout and "notes.md" in out.stdout
-    assert (root / "notes.md").read_bytes() == b"one\nTWO\n"
+    assert (root / "notes.md").read_bytes() == b"one\nTWO!\n"
     assert (root / "new" / "plan.md").read_bytes() == b"a plan\n"
     assert not (root / "old.txt").exists() and (root / "sub" / "keep.md").exists()
     assert not child.exists()  # cleaned up after apply

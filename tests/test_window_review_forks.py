@@ -25,7 +25,7 @@ def ready_fork(app, isolated_home: Path) -> tuple[str, Path, Path]:  # type: ign
     app.settings.set("files.workspace", str(root))
     fork = app.forks.create("juniper", "Tidy the notes")
     child = Path(app.forks.root_of(fork))
-    (child / "notes.md").write_text("one\nTWO\n")
+    (child / "notes.md").write_text("one\nTWO!\n")
     (child / "old.txt").unlink()
     (child / "plan.md").write_text("a plan\n")
     fid = app.forks.fork_id(fork)
@@ -65,7 +65,7 @@ def test_apply_writes_the_workspace_and_empties_the_list(qtbot, window) -> None:
     with qtbot.waitSignal(p.applied, timeout=WAIT):
         p.apply_button.click()
     qtbot.waitUntil(lambda: p.review is None and p.list.count() == 0, timeout=WAIT)
-    assert (root / "notes.md").read_text() == "one\nTWO\n" and (root / "plan.md").exists()
+    assert (root / "notes.md").read_text() == "one\nTWO!\n" and (root / "plan.md").exists()
     assert not (root / "old.txt").exists() and not child.exists()
     assert p.status.text().startswith("Applied: ")
     assert window.tabs.tabText(1) == "Specialists' changes"
