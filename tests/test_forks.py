@@ -357,3 +357,47 @@ def test_a_link_or_file_in_the_way_stops_the_apply_before_anything_is_written(is
     with pytest.raises(ForkError, match="dir in the workspace is not a folder"):
         app.forks.apply(fid)
     assert not (root / "a-first.md").exists() and child.is_dir()
+
+
+def test_the_real_write_tool_in_a_fork_is_guarded_as_outside(isolated_home: Path) -> None:
+    """The files pack's Write, run as a forked specialist runs it (the fork's folder as its
+    workspace, the fork's guard): SOUL.md of the persona-folder workspace is refused in the fork
+    exactly as outside, an ordinary file lands in the fork and not in the workspace."""
+    import asyncio
+    import dataclasses
+
+    persona = make_persona(isolated_home, "alice")
+    app = app_with(persona)
+    prepared = app.sessions.prepare("alice")
+    tools = {t.spec.name: t for t in prepared.snapshot.tools}
+    if "Write" not in tools:
+        pytest.skip("the files pack is not installed in this environment")
+    fork = app.forks.create("alice", "x")
+    child = Path(app.forks.root_of(fork))
+    env = dataclasses.replace(prepared.env, workspace=str(child), environment=fork.child,
+                              write_guard=app.forks.guard_for(fork, prepared.env.write_guard))
+
+    def write(path: str, content: str) -> Any:
+        return asyncio.run(asyncio.wait_for(tools["Write"].execute({"path": path, "content": content}, env), 60))
+
+    outside = asyncio.run(tools["Write"].execute({"path": str(persona / "SOUL.md"), "content": "x"}, prepared.env))
+    inside = write("SOUL.md", "rewritten")
+    assert outside.is_error and inside.is_error and "Refused" in inside.content
+    assert (child / "SOUL.md").read_text() == (persona / "SOUL.md").read_text() != "rewritten"
+    assert write(str(make_persona(isolated_home, "bob") / "SOUL.md"), "x").is_error
+    # the whole persona folder is protected outside, so in its fork every name is refused too
+    assert asyncio.run(tools["Write"].execute({"path": "drafts/plan.md", "content": "x"}, prepared.env)).is_error
+    assert write("drafts/plan.md", "a plan\n").is_error
+
+    plain = isolated_home / "plain"
+    plain.mkdir()
+    app.settings.set("files.workspace", str(plain))
+    prepared = app.sessions.prepare("alice")
+    fork = app.forks.create("alice", "y")
+    child = Path(app.forks.root_of(fork))
+    env = dataclasses.replace(prepared.env, workspace=str(child), environment=fork.child,
+                              write_guard=app.forks.guard_for(fork, prepared.env.write_guard))
+    ok = write("drafts/plan.md", "a plan\n")
+    assert not ok.is_error, ok.content
+    assert (child / "drafts" / "plan.md").read_text() == "a plan\n" and not (plain / "drafts").exists()
+    assert write(str(persona / "SOUL.md"), "x").is_error  # a persona path from this fork: refused
