@@ -361,8 +361,10 @@ def test_a_link_or_file_in_the_way_stops_the_apply_before_anything_is_written(is
 
 def test_the_real_write_tool_in_a_fork_is_guarded_as_outside(isolated_home: Path) -> None:
     """The files pack's Write, run as a forked specialist runs it (the fork's folder as its
-    workspace, the fork's guard): SOUL.md of the persona-folder workspace is refused in the fork
-    exactly as outside, an ordinary file lands in the fork and not in the workspace."""
+    workspace, the session's own guard inherited as it is): SOUL.md of the persona-folder
+    workspace is refused in the fork exactly as outside, an ordinary file lands in the fork and
+    not in the workspace. Fails with a plain guard: every write in a fork (the state folder)
+    was refused."""
     import asyncio
     import dataclasses
 
@@ -374,8 +376,7 @@ def test_the_real_write_tool_in_a_fork_is_guarded_as_outside(isolated_home: Path
         pytest.skip("the files pack is not installed in this environment")
     fork = app.forks.create("alice", "x")
     child = Path(app.forks.root_of(fork))
-    env = dataclasses.replace(prepared.env, workspace=str(child), environment=fork.child,
-                              write_guard=app.forks.guard_for(fork, prepared.env.write_guard))
+    env = dataclasses.replace(prepared.env, workspace=str(child), environment=fork.child)
 
     def write(path: str, content: str) -> Any:
         return asyncio.run(asyncio.wait_for(tools["Write"].execute({"path": path, "content": content}, env), 60))
@@ -395,9 +396,45 @@ def test_the_real_write_tool_in_a_fork_is_guarded_as_outside(isolated_home: Path
     prepared = app.sessions.prepare("alice")
     fork = app.forks.create("alice", "y")
     child = Path(app.forks.root_of(fork))
-    env = dataclasses.replace(prepared.env, workspace=str(child), environment=fork.child,
-                              write_guard=app.forks.guard_for(fork, prepared.env.write_guard))
+    env = dataclasses.replace(prepared.env, workspace=str(child), environment=fork.child)
     ok = write("drafts/plan.md", "a plan\n")
     assert not ok.is_error, ok.content
     assert (child / "drafts" / "plan.md").read_text() == "a plan\n" and not (plain / "drafts").exists()
     assert write(str(persona / "SOUL.md"), "x").is_error  # a persona path from this fork: refused
+
+
+def test_the_subagent_seam_forks_the_sessions_environment_and_keeps_it_for_review(isolated_home: Path) -> None:
+    """What the Subagent tool does with ``app.forks.hook(persona)``: fork the session's
+    Environment (set by ``prepare``), let the specialist write, then ``keep`` the fork."""
+    root = workspace(isolated_home)
+    make_persona(isolated_home, "alice")
+    app = app_with(root)
+    prepared = app.sessions.prepare("alice")
+    base = prepared.env.environment
+    assert base is not None and isinstance(base.workspace, DirectoryWorkspace)
+    assert base.workspace.root == root.resolve()
+    forker = app.forks.forker("alice")
+    fork = forker.fork(base, "write a plan")
+    child = Path(app.forks.root_of(fork))
+    (child / "plan.md").write_text("plan\n")
+    said = app.forks.keep(fork, "scribe", "write a plan")
+    fid = app.forks.fork_id(fork)
+    assert f"fork {fid}" in said and "1 added" in said and "until the user applies" in said
+    assert [r.id for r in app.forks.pending()] == [fid] and app.forks.pending()[0].summary == "scribe: write a plan"
+    assert not (root / "plan.md").exists()
+    idle = forker.fork(base, "look only")
+    assert app.forks.keep(idle, "scribe", "look") == "The specialist changed no files."
+    assert not Path(app.forks.root_of(idle)).exists()
+    # a fork that is gone is the state folder again for every session's guard
+    guard = app.sessions.prepare("alice").env.write_guard
+    assert guard.refusal(child / "more.md") == ""
+    app.forks.discard(fid)
+    assert "state folder" in guard.refusal(child / "more.md")
+
+
+def test_a_session_without_a_workspace_has_no_environment(isolated_home: Path) -> None:
+    make_persona(isolated_home, "alice")
+    app = AppContext()
+    assert app.sessions.prepare("alice").env.environment is None
+    app.settings.set("files.workspace", str(isolated_home / "does-not-exist"))
+    assert app.sessions.prepare("alice").env.environment is None

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import builtins
 import difflib
+import importlib
 import json
 import logging
 import os
@@ -278,9 +279,17 @@ class ForkService:
 
     def guard_for(self, fork: Fork, parent_guard: WriteGuard) -> WriteGuard:
         """The guard for tools running in the fork: a path inside it is judged as the same
-        name in the parent workspace; any other path as ``parent_guard`` judges it."""
-        rec = self._read(self.fork_id(fork))
-        return ForkWriteGuard(parent_guard.roots, self.root_of(fork), rec.workspace)
+        name in the parent workspace; any other path as ``parent_guard`` judges it. (The app's
+        session guards already do this for every fork; this is for a guard built elsewhere.)"""
+        self._read(self.fork_id(fork))  # a fork this registry knows
+        return ForkWriteGuard(parent_guard.roots, str(self.dir), self._parent_of)
+
+    def _parent_of(self, fid: str) -> str | None:
+        try:
+            rec = self._read(fid)
+        except ForkError:
+            return None
+        return rec.workspace if rec.status in (WORKING, READY) else None
 
     def finished(self, fork_id: str, summary: str) -> ForkRecord:
         """The specialist is done: ready for review, or discarded at once if nothing changed."""
@@ -299,6 +308,24 @@ class ForkService:
             except Exception as exc:  # noqa: BLE001 - a notice failing must not lose the fork
                 log.warning("fork-ready notice failed: %s", exc)
         return rec
+
+    # --- the Subagent tool's seam ---------------------------------------------------------
+    def forker(self, persona: str) -> RegisteringForker:
+        """An :class:`EnvironmentForker` for ``persona``'s writing specialists: each fork is
+        made and registered here (so it shows in review, is cleaned up, and is guarded)."""
+        return RegisteringForker(self, persona)
+
+    def keep(self, fork: Fork, specialist: str, task: str) -> str:
+        """The specialist finished in ``fork``: register it for review (or drop it when it
+        changed nothing) and return the sentence the Subagent tool adds to its result."""
+        summary = f"{specialist}: {' '.join(task.split())[:400]}" if specialist else task
+        return self.summary_for_model(self.finished(self.fork_id(fork), summary))
+
+    def hook(self, persona: str) -> Any:
+        """The Subagent tool's fork seam, ``core.subagent.ForkHook(forker, keep)``: looked up
+        by ``SessionService.fork_hook``. Never merges by itself: the user applies in review."""
+        subagent = importlib.import_module("hearthside.core.subagent")  # the Subagent tool's module
+        return subagent.ForkHook(self.forker(persona), self.keep)
 
     def summary_for_model(self, rec: ForkRecord) -> str:
         """What the Subagent tool returns to the persona's model about the fork."""
@@ -462,3 +489,18 @@ class ForkService:
         except (LockBusy, LockUnusable) as exc:
             log.warning("old forks were not cleaned up: %s", exc)
         return removed
+
+
+class RegisteringForker:
+    """The forker the Subagent tool is given: ``fork(base, label)`` forks ``base``'s workspace
+    folder through :meth:`ForkService.create` for one persona."""
+
+    def __init__(self, service: ForkService, persona: str) -> None:
+        self.service = service
+        self.persona = persona
+
+    def fork(self, base: Environment, label: str) -> Fork:
+        ws = base.workspace
+        if not isinstance(ws, DirectoryWorkspace):
+            raise ForkError("Only a workspace folder can be forked.", ErrorKind.INVALID)
+        return self.service.create(self.persona, label, workspace=str(ws.root))
