@@ -1,5 +1,6 @@
-"""Screenshots of the review, chat (also with its Specialists menu open), welcome, settings and plugins
-windows and the tray menu's specialists, with realistic content, for docs/.
+"""Screenshots of the review (persona files; review-forks: a specialist's fork), chat (also with its
+Specialists menu open), welcome, settings and plugins windows and the tray menu's specialists, with
+realistic content, for docs/.
 
 (`mcp-signin` needs a keyring too: run it under dbus-run-session with gnome-keyring-daemon.)
 Run under an X server (QT_QPA_PLATFORM=xcb), e.g.:
@@ -59,6 +60,34 @@ def main(which: str, out: str) -> int:
         w = ReviewWindow(app, bridge, opener=lambda url: False)
         w.focus_file(str(p / "SOUL.md"))
         w.refreshed.connect(lambda: shoot() if w.item and w.item.status.file == "SOUL.md" else None)
+    elif which == "review-forks":
+        from hearthside.ui.windows.review import ReviewWindow
+
+        ws = home / "Documents" / "garden"
+        ws.mkdir(parents=True)
+        (ws / "plan.md").write_text("# Garden plan\n\n- tomatoes by the fence\n- basil in pots\n- water daily\n")
+        (ws / "old-list.txt").write_text("seeds to buy: none yet\n")
+        (ws / "notes").mkdir()
+        (ws / "notes" / "soil.md").write_text("Soil is clay; add compost.\n")
+        app.settings.set("files.workspace", str(ws))
+        fork = app.forks.create("juniper", "Tidy the garden plan and write a shopping list")
+        child = Path(app.forks.root_of(fork))
+        (child / "plan.md").write_text("# Garden plan\n\n- tomatoes by the fence (south side)\n- basil in pots\n"
+                                       "- water every morning before 9\n- mulch in June\n")
+        (child / "old-list.txt").unlink()
+        (child / "shopping.md").write_text("# To buy\n\n- tomato seedlings (6)\n- basil seeds\n- mulch, 2 bags\n")
+        (child / "photo.jpg").write_bytes(b"\xff\xd8\xff\xe0\x00\x10JFIF\x00")
+        app.forks.finished(app.forks.fork_id(fork), "I tidied the plan, added a watering time, replaced the old "
+                           "list with a shopping list and kept a photo of the bed.")
+        w = ReviewWindow(app, bridge, opener=lambda url: False)
+        w.show_forks()
+        shot: list[bool] = []
+
+        def forks_shown() -> None:
+            if w.forks_panel.review is not None and not shot:
+                shot.append(True)
+                shoot(1200)
+        w.forks_panel.refreshed.connect(forks_shown)
     elif which == "chat":
         from fakemodel import FakeModel
         from hearthside.ui.windows.chat import ChatWindow

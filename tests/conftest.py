@@ -113,6 +113,7 @@ IN_PROCESS_CLI_FILES = frozenset({
     "test_cli_foundation.py",
     "test_doctor.py",
     "test_drift_cli.py",
+    "test_forks.py",
     "test_malformed_app_files.py",
     "test_mcp_cli.py",
     "test_mcp_secret_holes.py",

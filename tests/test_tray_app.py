@@ -637,3 +637,22 @@ def test_the_management_windows_open_from_the_menu(  # type: ignore[no-untyped-d
     from hearthside.ui.windows.managekit import restart_app
 
     assert plugins.restart is not restart_app  # Restart now goes through the shell's clean quit
+
+
+def test_a_fork_ready_for_review_is_a_notice_whose_click_opens_the_forks_tab(  # type: ignore[no-untyped-def]
+        make_shell, app_context, qtbot, tmp_path) -> None:
+    ws = tmp_path / "work"
+    ws.mkdir()
+    (ws / "notes.md").write_text("one\n")
+    shell = make_shell()
+    qtbot.waitUntil(lambda: shell.lifecycle.started.is_set(), timeout=30_000)
+    fork = app_context.forks.create("Kip", "Tidy the notes", workspace=str(ws))
+    (Path(app_context.forks.root_of(fork)) / "notes.md").write_text("two\n")
+    app_context.forks.finished(app_context.forks.fork_id(fork), "tidied")
+    qtbot.waitUntil(lambda: any(n.kind == "fork" for n in shell.notices), timeout=10_000)
+    notice = next(n for n in shell.notices if n.kind == "fork")
+    assert notice.title == "Kip" and "wait for your review: Tidy the notes" in notice.body
+    shell.open_notice(notice)
+    w = shell.windows["review"]
+    assert w.tabs.currentWidget() is w.forks_panel
+    qtbot.waitUntil(lambda: w.forks_panel.review is not None, timeout=10_000)

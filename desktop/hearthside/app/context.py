@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # the services are imported on first use, never at start
     from ..adapters.secrets import KeyringSecretStore
     from .agents import AgentService
     from .drift import DriftService
+    from .forks import ForkService
     from .heartbeat import HeartbeatService
     from .mcp import McpService
     from .memory import MemoryService
@@ -113,6 +114,15 @@ class AppContext:
         from .notify import NotificationHistory
 
         return NotificationHistory(self.paths.history_file)
+
+    @cached_property
+    def forks(self) -> ForkService:
+        """Writing specialists' forks of the workspace, waiting for review (state dir)."""
+        from .forks import ForkService
+        from .writeguard import build_write_guard
+
+        return ForkService(self.paths.state_dir, self.settings,
+                           lambda: build_write_guard(self.paths, self.personas, self.soul_path()))
 
     @cached_property
     def heartbeat(self) -> HeartbeatService:

@@ -29,7 +29,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .alerts import AlertBatcher, DriftAlerts, Notice, QueuedNotifier
+from .alerts import Alert, AlertBatcher, DriftAlerts, Notice, QueuedNotifier, persona_label
 from .events import AppEvents
 
 if TYPE_CHECKING:
@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from .agents import AgentService
     from .drift import DriftService
     from .drift_types import DriftEvent
+    from .forks import ForkRecord, ForkService
     from .heartbeat import HeartbeatOutcome, HeartbeatService
     from .mcp import McpService
     from .notify import NotificationHistory
@@ -51,6 +52,8 @@ log = logging.getLogger(__name__)
 STOP_BUDGET = 5.0
 #: MCP servers get this long to connect at start before the app stops waiting (they keep trying).
 CONNECT_WAIT = 30.0
+#: How often forks older than 7 days are looked for while the app runs (seconds).
+FORK_CLEANUP_EVERY = 24 * 3600.0
 
 @dataclass(frozen=True)
 class PersonaRow:
@@ -119,6 +122,9 @@ class LifecycleDeps(Protocol):
     @property
     def agents(self) -> AgentService: ...
 
+    @property
+    def forks(self) -> ForkService: ...
+
     def built(self, name: str) -> bool:
         """Whether the service ``name`` exists yet (stopping must not build one)."""
         ...
@@ -148,6 +154,7 @@ class Lifecycle:
         runtime = app.runtime
         runtime.loop.call_soon_threadsafe(runtime.loop.set_exception_handler, self._loop_error)
         self._step("file watching is unavailable", self._start_drift)
+        self._step("old forks were not cleaned up", self._start_forks)
         hb = app.heartbeat
         hb.attach(QueuedNotifier(self.batcher), self._outcome)
         # Check-ins are scheduled before MCP connects: connecting imports the MCP SDK on the
@@ -179,6 +186,24 @@ class Lifecycle:
 
         self._unsubscribe = drift.subscribe(on_event)
         self.drift_alerts.seed(drift.status())
+
+    def _start_forks(self) -> None:
+        """Forks older than 7 days go now and once a day; a fork ready for review is a notice."""
+        forks = self.app.forks
+        forks.on_ready = self._fork_ready
+        forks.cleanup()
+        loop = self.app.runtime.loop
+
+        def daily() -> None:
+            if not self.stopping.is_set():
+                loop.run_in_executor(None, forks.cleanup)
+                loop.call_later(FORK_CLEANUP_EVERY, daily)
+
+        loop.call_soon_threadsafe(loop.call_later, FORK_CLEANUP_EVERY, daily)
+
+    def _fork_ready(self, rec: ForkRecord) -> None:
+        text = f"Changes by a specialist wait for your review: {rec.label or rec.id}."
+        self.events.show(Notice(persona_label(rec.persona), text, (Alert("fork", rec.persona, text),)))
 
     def _start_mcp(self) -> None:
         mcp = self.app.mcp

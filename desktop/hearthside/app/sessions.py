@@ -29,6 +29,7 @@ from ..core.agent import (
     needs_approval,
 )
 from ..core.agentdefs import AgentDef, AgentDefListing
+from ..core.environment import Environment, EnvironmentRef, new_environment
 from ..core.memory.model import CorruptMemoryError, MemoryEntry, MemoryStoreError
 from ..core.memory.tools import memory_tools
 from ..core.session import SessionSnapshot, SkillLine, assemble_session
@@ -146,8 +147,10 @@ class SessionService:
         agents = self._agents(persona, notes)
         self._add_specialists(catalog, agents, persona, mode, notes, skill_body, unattended=unattended,
                               allow_mutating=allow_mutating)
-        env = ToolEnv(persona=persona, workspace=_workspace(app), services={"hydrated_tools": set(), "memory": store},
-                      write_guard=build_write_guard(app.paths, app.personas, app.soul_path()))
+        workspace = _workspace(app)
+        env = ToolEnv(persona=persona, workspace=workspace, services={"hydrated_tools": set(), "memory": store},
+                      write_guard=build_write_guard(app.paths, app.personas, app.soul_path()),
+                      environment=workspace_environment(workspace))
         snap = assemble_session(persona, comp.soul, soul.body, index, skills, catalog, mode,
                                 found=comp.found, notes=notes)
         if unattended:
@@ -344,6 +347,18 @@ def _optional_soul_absent(app: SessionDeps, path: str) -> bool:
     import os
 
     return path == str(app.paths.soul_file) and not os.path.lexists(path)
+
+
+def workspace_environment(workspace: str | None) -> Environment | None:
+    """The session's seed-004 Environment over its workspace folder (None without one), so a
+    writing specialist has something to fork (``ForkService.hook``). No shell is bound here:
+    the shell pack binds its runner to the folder it is given."""
+    if not workspace or not Path(workspace).is_dir():
+        return None
+    from ..adapters.workspace_dir import DirectoryWorkspace
+
+    root = Path(workspace).resolve()
+    return new_environment(EnvironmentRef("workspace", str(root)), DirectoryWorkspace(root))
 
 
 def _workspace(app: SessionDeps) -> str | None:

@@ -32,6 +32,7 @@ LAZY_COMMANDS: dict[str, str] = {
     "chat": "hearthside.cli.chat:chat",
     "model": "hearthside.cli.model:model",
     "settings": "hearthside.cli.settings:settings",
+    "forks": "hearthside.cli.forks:forks",
 }
 
 

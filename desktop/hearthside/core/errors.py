@@ -40,6 +40,14 @@ class ErrorKind(enum.StrEnum):
     NOT_FOUND = "not found"
     #: what was given is not acceptable as it is (a bad name, address or file)
     INVALID = "invalid"
+    #: the target changed since the change was prepared (a fork's file the user edited meanwhile)
+    CONFLICT = "conflict"
+    #: the write guard refused it (the soul, a persona folder, Hearthside's own folders)
+    REFUSED = "refused"
+    #: it was already done (a fork already applied or discarded)
+    ALREADY_DONE = "already done"
+    #: another process or window is doing it right now; try again in a moment
+    BUSY = "busy"
 
 
 class ServiceError(Exception):

@@ -16,7 +16,7 @@ is never refused here.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 
@@ -102,3 +102,44 @@ class WriteGuard:
 
     def protects(self, target: str | os.PathLike[str]) -> bool:
         return bool(self.refusal(target))
+
+
+
+@dataclass(frozen=True)
+class ForkWriteGuard(WriteGuard):
+    """The write guard that also knows Hearthside's forks.
+
+    A fork (``<forks_dir>/<id>/tree``) lives in Hearthside's state folder, which the plain guard
+    protects, but it stands for a workspace: a path inside a fork's tree is judged as the same
+    name in that fork's workspace (``parent_of(id)``), so ``<fork>/SOUL.md`` is refused exactly
+    when ``<workspace>/SOUL.md`` is (the workspace is a persona folder), and every other path as
+    the plain guard judges it. The app builds every session's guard this way, so a specialist's
+    tools inherit it with the session and the write guard applies inside a fork exactly as
+    outside; a fork that no longer exists (``parent_of`` None) is judged as the state folder it
+    is in, which is refused."""
+
+    forks_dir: str = ""
+    parent_of: Callable[[str], str | None] | None = None
+
+    def refusal(self, target: str | os.PathLike[str]) -> str:
+        if not self.forks_dir or self.parent_of is None:
+            return super().refusal(target)
+        raw = _norm(os.fspath(target))
+        try:
+            resolved = os.path.realpath(raw)
+            link_itself = os.path.join(os.path.realpath(os.path.dirname(raw)), os.path.basename(raw))
+            forks = os.path.realpath(_norm(self.forks_dir))
+        except OSError as exc:
+            return f"Refused: {raw} could not be resolved ({exc.strerror or exc}); try again."
+        if not (_within(resolved, forks) and _within(link_itself, forks)):
+            return super().refusal(target)  # outside every fork, or a link leading out of one
+        parts = os.path.relpath(resolved, forks).split(os.sep)
+        if len(parts) < 3 or parts[1] != "tree":
+            return super().refusal(target)  # a fork's record, its folder or the tree itself
+        parent = self.parent_of(parts[0])
+        if not parent:
+            return super().refusal(target)
+        rel = os.path.join(*parts[2:])
+        in_parent = os.path.join(_norm(parent), rel)
+        reason = WriteGuard(self.roots).refusal(in_parent)
+        return reason.replace(in_parent, f"{in_parent} (in the fork: {rel})", 1) if reason else ""

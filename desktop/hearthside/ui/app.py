@@ -300,6 +300,12 @@ class Shell(QObject):
             first = alerts[0]
             self.show_review(first.persona if len({a.persona for a in alerts}) == 1 else None,
                              first.path if len(alerts) == 1 else None)
+        elif alerts and all(a.kind == "fork" for a in alerts):
+            from .windows.review import ReviewWindow
+
+            w = self.show_review()  # a specialist's fork waits there for Apply or Discard
+            if isinstance(w, ReviewWindow):
+                w.show_forks()
         else:
             self.show_notifications()
 

@@ -1,5 +1,6 @@
 """*Review changes*: each file waiting for review, its diff against the approved copy,
-injection findings, and Approve / Approve all / Open in editor / Show in folder.
+injection findings, and Approve / Approve all / Open in editor / Show in folder; and, on a
+second tab, writing specialists' forks waiting for Apply / Discard (``review_forks``).
 
 Everything shown comes from :mod:`hearthside.app.review` (which asks the drift service), read on
 a worker thread through the bridge. A drift event refreshes the list, and the diff when it is
@@ -19,6 +20,7 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QPushButton,
     QSplitter,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -41,6 +43,8 @@ from ..safetext import (
     tip,
 )
 from .common import UrlOpener, close_on_escape, desktop_open, open_path
+from .diffview import diff_rows_html
+from .review_forks import ForksPanel
 
 STATE_TEXT = {
     "drifted": "changed since you approved it",
@@ -49,9 +53,6 @@ STATE_TEXT = {
     "rejected": "cannot be used",
     "approved": "approved",
 }
-_ROW_STYLE = {"add": "background:#e6ffec;color:#05400f", "remove": "background:#ffebe9;color:#6e0b0b",
-              "hunk": "color:#555;background:#eef3fa", "context": ""}
-_SIGN = {"add": "+", "remove": "−", "hunk": "", "context": " "}
 
 
 def file_label(st: FileStatus) -> str:
@@ -67,21 +68,7 @@ def list_label(st: FileStatus) -> str:
 
 def diff_html(item: review_app.ReviewItem) -> Markup:
     """The diff as preformatted lines: old and new line numbers, +/− and coloured backgrounds."""
-    if not item.rows:
-        return rich("<p><i>No line differences to show.</i></p>")
-    width = max(len(str(n)) for r in item.rows for n in (r.old_no, r.new_no, 1) if n is not None)
-    out = []
-    for i, r in enumerate(item.rows):
-        if r.kind == "hunk":
-            if i == 0:
-                continue  # a gap marker only between two parts of the file
-            out.append(rich("<pre style='margin:0;{}'>{}⋯</pre>", _ROW_STYLE["hunk"], " " * (2 * width + 2)))
-            continue
-        old = "" if r.old_no is None else str(r.old_no)
-        new = "" if r.new_no is None else str(r.new_no)
-        nums = rich("<span style='color:#777'>{} {}</span>", f"{old:>{width}}", f"{new:>{width}}")
-        out.append(rich("<pre style='margin:0;{}'>{} {} {}</pre>", _ROW_STYLE[r.kind], nums, _SIGN[r.kind], r.text))
-    return Markup("").join(out)
+    return diff_rows_html(item.rows)
 
 
 def finding_text(f: review_app.Finding) -> str:
@@ -124,7 +111,15 @@ class ReviewWindow(QWidget):
 
     # --- layout ------------------------------------------------------------------------
     def _build(self) -> None:
-        root = QVBoxLayout(self)
+        outer = QVBoxLayout(self)
+        self.tabs = QTabWidget()
+        files_page = QWidget()
+        root = QVBoxLayout(files_page)
+        self.tabs.addTab(files_page, "Persona files")
+        self.forks_panel = ForksPanel(self.app, self.bridge)
+        self.tabs.addTab(self.forks_panel, "Specialists' changes")
+        self.forks_panel.refreshed.connect(self._forks_counted)
+        outer.addWidget(self.tabs)
         intro = PlainLabel("Persona files you edited by hand since you last approved them. Approve a "
                        "file when the change is yours; Hearthside never changes these files itself.")
         intro.setWordWrap(True)
@@ -185,6 +180,16 @@ class ReviewWindow(QWidget):
         self.folder_button.clicked.connect(self.show_in_folder)
         self.approve_button.setDefault(True)
         self._show_item()
+        self.forks_panel.refresh()
+
+    def _forks_counted(self) -> None:
+        n = len(self.forks_panel.records)
+        self.tabs.setTabText(1, f"Specialists' changes ({n})" if n else "Specialists' changes")
+
+    def show_forks(self) -> None:
+        """Bring the specialists' changes to the front (a "ready for review" notice was clicked)."""
+        self.tabs.setCurrentWidget(self.forks_panel)
+        self.forks_panel.refresh()
 
     # --- data --------------------------------------------------------------------------
     def focus_file(self, path: str) -> None:
