@@ -228,7 +228,7 @@ class Recorder:
                  short_arguments(ev.call.arguments), ok and ev.ran)
 
     def approval(self, tool: str, allowed: bool, detail: str = "") -> None:
-        self.add(Kind.APPROVAL, "", tool, one_line(detail), allowed)
+        self.add(Kind.APPROVAL, "", tool, one_line(detail, 1000), allowed)
 
 
 class ConversationService:
@@ -362,6 +362,18 @@ class ConversationService:
         self.store.purge_trash(now - UNDO_SECONDS)
         raise ServiceError(f"The conversation {ident} cannot be brought back: it was not deleted in the last "
                            f"{UNDO_SECONDS:.0f} seconds.", ErrorKind.NOT_FOUND)
+
+    def forget_deleted(self, cid: str | ConversationId) -> int:
+        """Remove the trashed copies of a deleted conversation now (no undo any more): the
+        command line's delete, which has no *Undo* to offer. Returns how many were removed."""
+        try:
+            ident = cid if isinstance(cid, ConversationId) else ConversationId.parse(cid)
+        except ConversationError as exc:
+            raise ServiceError(str(exc), ErrorKind.INVALID) from None
+        found = self.store.trashed(ident)
+        for _persona, path, _at in found:
+            path.unlink(missing_ok=True)
+        return len(found)
 
     def delete_all(self, persona: str) -> builtins.list[Deleted]:
         """Delete every conversation of ``persona`` (each can be brought back in the undo window,

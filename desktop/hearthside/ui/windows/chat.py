@@ -237,7 +237,7 @@ class ChatWindow(QWidget):
         session, mode = self.session, MODES[self.mode_box.currentIndex()][1]
         self.send_button.setEnabled(False)
         self.status.setText(f"Opening the chat with {self.persona}…")
-        self.bridge.call_async(lambda: session.open(mode, self._post_tool),
+        self.bridge.call_async(lambda: session.open(mode, self._post_tool, alert=self.alert),
                                lambda notes: self._opened(session, notes),
                                lambda exc: self._open_failed(session, exc))
 
