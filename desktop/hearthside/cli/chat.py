@@ -12,10 +12,10 @@ import click
 
 from ..core.agent import AgentResult, ModelError, ToolCall, ToolEvent
 from ..core.approval import describe_call
+from ..core.errors import ServiceError
 from ..core.redact import redact
 from ..core.termsafe import StreamCleaner
 from ..core.tools import PermissionMode, Tool, ToolEnv
-from ..core.errors import ServiceError
 from .common import HandledError, echo, get_app, require_persona, safe_text
 from .running import connect_mcp, model_or_offer
 
