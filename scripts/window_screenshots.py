@@ -92,6 +92,34 @@ def main(which: str, out: str) -> int:
         w.ready.connect(next_step)
         w.turn_finished.connect(next_step)
         w.approval_shown.connect(lambda _r: shoot())
+    elif which == "chat-markdown":
+        from fakemodel import FakeModel
+        from hearthside.ui.windows.chat import ChatWindow
+
+        p = app.paths.personas_dir / "juniper"
+        p.mkdir(parents=True)
+        (p / "SOUL.md").write_text("Juniper is calm and kind.")
+        reply = ("## Your backup plan\n\nThree steps, **about ten minutes** in all:\n\n"
+                 "1. Plug in the *external* drive.\n2. Run the command below.\n3. Check the log.\n\n"
+                 "| Folder | Size | Kept |\n|---|--:|:-:|\n| Documents | 4.2 GB | 30 days |\n"
+                 "| Photos | 61 GB | forever |\n\n"
+                 "```bash\nrsync -a --delete ~/Documents /media/backup/\n```\n\n"
+                 "See [the rsync manual](https://download.samba.org/pub/rsync/rsync.1) or "
+                 "[this page](https://evil.example/login). Not [a file](file:///etc/passwd), "
+                 "nor <img src=file:///etc/passwd>.\n")
+        fm = FakeModel([{"text": reply}]).__enter__()
+        keep.append(fm)
+        os.environ.update(fm.env())
+        os.environ["HEARTHSIDE_MODEL_API_KEY"] = "loopback"
+        w = ChatWindow(app, bridge, "juniper")
+        w.resize(760, 820)
+
+        def ask(*_: object) -> None:
+            w.input.setPlainText("How do I back up my documents?")
+            w.send()
+
+        w.ready.connect(ask)
+        w.turn_finished.connect(lambda _o: shoot())
     elif which == "chat-nomodel":
         from hearthside.ui.windows.chat import ChatWindow
 
