@@ -200,7 +200,7 @@ def test_two_processes_appending_to_one_conversation_lose_and_interleave_nothing
 
 
 def test_a_killed_process_loses_nothing_it_had_appended(service: ConversationService) -> None:
-    cid, path = write_conv(service, "start")
+    cid, _path = write_conv(service, "start")
     proc = appender("Ada", cid.value, "k", 100_000, 2000)
     assert proc.stdout is not None
     done = -1
