@@ -455,7 +455,7 @@ class ConversationSidebar(QWidget):
         self.list.setCurrentItem(item)
         cid = str(item.data(ID_ROLE))
         meta = self.meta_of(cid) or self._hit_meta.get(cid)
-        menu = QMenu(self)
+        menu = QMenu(self)  # safe: a parent widget, no text
         menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         menu.addAction(menu_text("Open"), lambda: self._choose(item))
         rename = menu.addAction(menu_text("Rename…"), lambda: self.start_rename(cid))
