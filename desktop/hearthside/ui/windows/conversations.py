@@ -139,6 +139,8 @@ class ConversationSidebar(QWidget):
         self.list = QListWidget()
         self.list.setAccessibleName("Conversations")
         self.list.setWordWrap(True)
+        self.list.setAlternatingRowColors(True)  # two lines per conversation: where one ends is clear
+        self.list.setSpacing(2)
         self.list.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.list.customContextMenuRequested.connect(self._menu)
