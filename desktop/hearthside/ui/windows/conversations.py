@@ -138,8 +138,11 @@ class ConversationSidebar(QWidget):
 
         self.list = QListWidget()
         self.list.setAccessibleName("Conversations")
-        self.list.setWordWrap(True)
-        self.list.setAlternatingRowColors(True)  # two lines per conversation: where one ends is clear
+        # two lines per conversation, each elided (the tooltip has the whole title): rows of one
+        # height, so 2,000 conversations are laid out at once without measuring each
+        self.list.setWordWrap(False)
+        self.list.setUniformItemSizes(True)
+        self.list.setAlternatingRowColors(True)  # where one conversation ends is clear
         self.list.setSpacing(2)
         self.list.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
