@@ -271,6 +271,7 @@ class ChatWindow(QWidget):
             self.banner.hide()
         self.sidebar.setEnabled(True)
         self.sidebar.refresh(select=session.conversation_id)  # a check-in alert's chat is listed at once
+        self.input.setFocus()  # ready to write
         self.ready.emit()
 
     def _open_failed(self, session: ChatSession, exc: BaseException) -> None:
