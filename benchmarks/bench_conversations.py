@@ -41,7 +41,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "desktop")]
 
-WORDS = tuple(["garden", "tomato", "invoice", "tax", "april", "meeting", "lisbon", "coffee", "tea", "train", "ticket", "doctor", "appointment", "birthday", "present", "recipe", "soup", "bread", "python", "script", "backup", "photo", "holiday", "beach", "mountain", "weather", "rain", "umbrella", "budget", "rent", "landlord", "plumber", "kitchen", "sink", "library", "book", "novel", "chapter", "deadline", "report", "slides", "review", "friday", "monday", "sync"])
+WORDS = ("garden", "tomato", "invoice", "tax", "april", "meeting", "lisbon", "coffee", "tea", "train",
+         "ticket", "doctor", "appointment", "birthday", "present", "recipe", "soup", "bread", "python",
+         "script", "backup", "photo", "holiday", "beach", "mountain", "weather", "rain", "umbrella",
+         "budget", "rent", "landlord", "plumber", "kitchen", "sink", "library", "book", "novel", "chapter",
+         "deadline", "report", "slides", "review", "friday", "monday", "sync")
 
 
 def median_ms(fn: Callable[[], Any], runs: int, before: Callable[[], Any] | None = None) -> tuple[float, Any]:

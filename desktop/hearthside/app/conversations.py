@@ -18,6 +18,7 @@ is rebuilt from the conversation files in well under a second and never written 
 
 from __future__ import annotations
 
+import asyncio
 import builtins
 import logging
 import math
@@ -529,6 +530,13 @@ class ConversationService:
         if removed:
             log.info("retention: removed %d conversations older than %d days", removed, days)
         return removed
+
+    async def tidy_daily(self) -> None:
+        """Apply retention now and then once a day, until cancelled (the tray runs this on its
+        runtime loop from start to quit; the file work runs off the loop)."""
+        while True:
+            await asyncio.to_thread(self.maintain)
+            await asyncio.sleep(RETENTION_EVERY_S)
 
     def maintain(self) -> None:
         """Apply retention if it has not run in this process for a day (at start, then daily)."""
