@@ -184,8 +184,8 @@ def appender(persona: str, cid: str, tag: str, count: int, size: int) -> subproc
 def test_two_processes_appending_to_one_conversation_lose_and_interleave_nothing(
         service: ConversationService) -> None:
     cid, path = write_conv(service, "start")
-    # lines of ~100 KB: far beyond what one write to a pipe keeps whole, so only the lock keeps them apart
-    procs = [appender("Ada", cid.value, tag, 60, 100_000) for tag in ("a", "b")]
+    # lines of ~20 KB: beyond what one write to a pipe keeps whole (PIPE_BUF is 4 KB)
+    procs = [appender("Ada", cid.value, tag, 60, 20_000) for tag in ("a", "b")]
     for p in procs:
         assert p.wait(timeout=120) == 0
     conv = service.open(cid)
@@ -195,7 +195,7 @@ def test_two_processes_appending_to_one_conversation_lose_and_interleave_nothing
     for tag in ("a", "b"):
         mine = [t for t in texts if t.startswith(f"{tag}-")]
         assert [t.split("-")[1] for t in mine] == [f"{i:05d}" for i in range(60)]  # all, in order
-        assert all(t == f"{tag}-{t.split('-')[1]}-" + tag * 100_000 for t in mine)  # whole, unmixed
+        assert all(t == f"{tag}-{t.split('-')[1]}-" + tag * 20_000 for t in mine)  # whole, unmixed
     assert all(json.loads(line) for line in path.read_bytes().splitlines())
 
 

@@ -321,3 +321,28 @@ def test_a_removed_persona_keeps_its_conversations_listed_under_the_old_name(app
     svc.delete(svc.list("Gone")[0].id)
     assert "Gone" not in {p.name for p in svc.personas()}
     assert svc.open(cid).meta.persona == "Ada"
+
+
+def test_retention_runs_at_start_on_the_runtime_and_memory_stays(app_context: object) -> None:
+    import time
+
+    from hearthside.app.context import AppContext
+
+    assert isinstance(app_context, AppContext)
+    svc = app_context.conversations
+    old = chat(svc, "Ada", "a very old chat", "x")
+    path = svc.root / "Ada" / f"{old}.jsonl"
+    lines = path.read_bytes().splitlines(keepends=True)  # written a year ago
+    aged = [json.dumps({**json.loads(ln), "t": json.loads(ln)["t"] - 400 * 86400}).encode() + b"\n" for ln in lines]
+    path.write_bytes(b"".join(aged))
+    app_context.settings.set("conversations.keep_days", 365)
+    app_context.memory.store("Ada").remember("user/tea", "green")
+    fut = app_context.runtime.submit(svc.tidy_daily())
+    try:
+        deadline = time.monotonic() + 30
+        while svc.store.list("Ada") and time.monotonic() < deadline:  # the store's list applies nothing
+            time.sleep(0.05)
+        assert svc.store.list("Ada") == []
+    finally:
+        fut.cancel()
+    assert [e.key for e in app_context.memory.store("Ada").index()] == ["user/tea"]

@@ -208,6 +208,10 @@ ALLOWED_TAGS = {"p", "br", "b", "i", "s", "code", "pre", "a", "span", "h2", "h3"
                 "li", "blockquote", "hr", "table", "thead", "tbody", "tr", "th", "td"}
 
 
+STYLES = ("color:#666", "color:#444", "margin-bottom:0", "white-space:pre-wrap",
+          "background-color:#f3f3f3;margin-top:2px", "border-color:#bbb;margin-top:6px")
+
+
 class TagCheck(html.parser.HTMLParser):
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
@@ -219,8 +223,7 @@ class TagCheck(html.parser.HTMLParser):
         for k, v in attrs:
             v = v or ""
             ok = ((k == "href" and tag == "a" and v.startswith(("https://", "http://", "hearthside-copy:")))
-                  or (k == "style" and v in ("color:#666", "color:#444", "margin-bottom:0", "white-space:pre-wrap",
-                                             "background-color:#f3f3f3;margin-top:2px", "border-color:#bbb;margin-top:6px"))
+                  or (k == "style" and v in STYLES)
                   or (k == "align" and v in ("left", "right", "center"))
                   or (k == "start" and v.isdigit())
                   or (tag == "table" and k in ("border", "cellspacing", "cellpadding")))

@@ -293,9 +293,7 @@ def test_no_secret_echoed_or_pasted_is_copied_into_any_file_or_output(  # type: 
     files = [p for p in isolated_home.rglob("*") if p.is_file() and not p.is_symlink()]
     kept = [p for p in files if "conversations" in p.parts and p.suffix == ".jsonl"]
     assert kept, "no conversation was kept, so the conversations check would prove nothing"
-    kept_text = b"".join(p.read_bytes() for p in kept)
-    assert b"ping-through-mcp" in kept_text and b"again: ********" in kept_text
-    assert "left out" not in json.dumps(fm.requests[2]) and "done" in json.dumps(fm.requests[2])  # continued
+    assert b"Your key is ******** and nobody should see it" in b"".join(p.read_bytes() for p in kept)
     assert any("log" in p.parts for p in files)
     blobs = {str(p): p.read_bytes() for p in files}
     blobs.update({f"output {i}": o.encode() for i, o in enumerate(outputs)})

@@ -232,7 +232,8 @@ def _stream(qtbot, w, pieces: list[str]) -> None:  # type: ignore[no-untyped-def
 
 
 PIECES = ["# Heading\n\n", "Some **bold", "** text and a list:\n\n", "- one\n", "- two\n", "- three\n\n",
-          "```\ncode line\n", "more code\n```\n\n", "| a | b |\n|---|---|\n| 1 | 2 |\n"] + [f"\nline {i}\n" for i in range(30)]
+          "```\ncode line\n", "more code\n```\n\n", "| a | b |\n|---|---|\n| 1 | 2 |\n",
+          *(f"\nline {i}\n" for i in range(30))]
 
 
 def test_streaming_at_the_bottom_stays_at_the_bottom(qtbot, app_context, bridge) -> None:  # type: ignore[no-untyped-def]
@@ -289,3 +290,25 @@ def test_pieces_are_rendered_in_batches_and_always_at_the_end(qtbot, app_context
     w._end_turn()
     assert "word199 the last piece" in w.transcript.toPlainText()
     assert len(renders) <= 3
+
+
+@pytest.mark.parametrize("name", ["2 MB table", "10,000 nested lists", "10,000 nested quotes", "huge line"])
+def test_hostile_size_in_the_window_is_plain_text_with_a_note_and_copy_keeps_it_all(  # type: ignore[no-untyped-def]
+        qtbot, app_context, bridge, name: str) -> None:
+    """Streamed in big pieces through the window's own piece signal: the reply ends as plain
+    text under a one-line note, nothing is loaded, and Copy reply copies every character."""
+    reply = {"2 MB table": "| a | <img src=file:///etc/passwd> |\n|---|---|\n" + "| 1 | 2 |\n" * 220_000,
+             "10,000 nested lists": "- " * 10_000 + "![x](file:///etc/passwd) end",
+             "10,000 nested quotes": "> " * 10_000 + "[x](javascript:alert(1)) end",
+             "huge line": "w" * 1_500_000 + " end"}[name]
+    make_persona(app_context)
+    w = open_chat(qtbot, app_context, bridge)
+    for i in range(0, len(reply), 64 * 1024):
+        w._piece.emit(reply[i:i + 64 * 1024])
+    w._end_turn()
+    text = w.transcript.toPlainText()
+    assert "it is shown as plain text." in text
+    assert w.transcript.refused == []
+    assert [a for a in anchors(w.transcript) if not a[1].startswith("hearthside-copy:")] == []
+    click_text(qtbot, w.transcript, "Copy reply")
+    qtbot.waitUntil(lambda: QGuiApplication.clipboard().text() == reply, timeout=WAIT)

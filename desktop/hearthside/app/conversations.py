@@ -18,6 +18,7 @@ is rebuilt from the conversation files in well under a second and never written 
 
 from __future__ import annotations
 
+import asyncio
 import builtins
 import logging
 import math
@@ -43,6 +44,7 @@ from ..core.conversations import (
     Kind,
     Record,
     one_line,
+    parse_line,
     select_for_context,
     to_markdown,
 )
@@ -122,14 +124,14 @@ class _SearchIndex:
         if reset:
             self.drop(cid)
         doc = self.docs.setdefault(cid, _Doc())
-        for text in texts:
-            toks = tokenize(text)
-            counts = Counter(toks)
-            doc.terms.update(counts)
-            doc.length += len(toks)
-            self.total += len(toks)
-            for term in counts:
-                self.postings.setdefault(term, {})[cid] = doc.terms[term]
+        toks = tokenize("\n".join(texts))
+        counts = Counter(toks)
+        doc.terms.update(counts)
+        doc.length += len(toks)
+        self.total += len(toks)
+        terms = doc.terms
+        for term in counts:
+            self.postings.setdefault(term, {})[cid] = terms[term]
         doc.cursor = cursor
 
     def drop(self, cid: str) -> None:
@@ -391,19 +393,25 @@ class ConversationService:
         """The persona's conversations that match ``query`` (BM25), best first, at most ``limit``
         (max 50). The first search of a persona builds its index; later ones are warm."""
         k = max(1, min(limit, MAX_HITS))
-        metas = {m.id.value: m for m in self.store.list(persona)}
+        ids = {cid.value: cid for cid in self.store.ids(persona)}
         with self._search_lock:
             index = self._search.get(persona)
             if index is None:
                 index = self._search[persona] = _SearchIndex()
-            for gone in set(index.docs) - set(metas):
+            for gone in set(index.docs) - set(ids):
                 index.drop(gone)
-            for meta in metas.values():
-                self._refresh_doc(index, persona, meta.id)
+            for cid in ids.values():
+                self._refresh_doc(index, persona, cid)
             ranked = index.search(query, k)
         terms = set(tokenize(query))
-        return [SearchHit(metas[cid], score, self._snippet(persona, metas[cid].id, terms))
-                for cid, score in ranked if cid in metas]
+        hits = []
+        for key, score in ranked:
+            try:
+                meta = self.store.meta(persona, ids[key])
+            except ServiceError:
+                continue  # deleted since
+            hits.append(SearchHit(meta, score, self._snippet(persona, ids[key], terms)))
+        return hits
 
     def _refresh_doc(self, index: _SearchIndex, persona: str, cid: ConversationId) -> None:
         doc = index.docs.get(cid.value)
@@ -419,13 +427,22 @@ class ConversationService:
                 index.drop(cid.value)
 
     def _snippet(self, persona: str, cid: ConversationId, terms: set[str]) -> str:
+        """The text of the conversation's message with the most query terms, around the first.
+        Lines are picked on their raw bytes first (cheap), then only candidates are parsed."""
         try:
-            conv = self.store.read(persona, cid)
+            data = self.store.raw(persona, cid)
         except (ServiceError, OSError):
             return ""
+        needles = [t.encode() for t in terms]
         best, best_n = "", 0
-        for rec in conv.records:
-            for text in _record_texts(rec):
+        for raw in data.splitlines()[1:]:
+            lowered = raw.lower()
+            if sum(n in lowered for n in needles) <= best_n:
+                continue
+            line = parse_line(raw)
+            if not isinstance(line, Record):
+                continue
+            for text in _record_texts(line):
                 n = len(terms & set(tokenize(text)))
                 if n > best_n:
                     best, best_n = text, n
@@ -513,6 +530,13 @@ class ConversationService:
         if removed:
             log.info("retention: removed %d conversations older than %d days", removed, days)
         return removed
+
+    async def tidy_daily(self) -> None:
+        """Apply retention now and then once a day, until cancelled (the tray runs this on its
+        runtime loop from start to quit; the file work runs off the loop)."""
+        while True:
+            await asyncio.to_thread(self.maintain)
+            await asyncio.sleep(RETENTION_EVERY_S)
 
     def maintain(self) -> None:
         """Apply retention if it has not run in this process for a day (at start, then daily)."""

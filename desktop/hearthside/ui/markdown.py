@@ -77,6 +77,8 @@ MAX_SHOWN = 50_000
 #: markdown-it's nesting limit (block quotes, list levels, emphasis); past it the parser stops
 #: reading the rest of the block, so a reply that reaches it is shown as plain text instead.
 MAX_NESTING = 40
+#: No lead: the reply starts with its own first word.
+NO_LEAD = Markup("")
 #: The scheme of the anchor a code block's (or a message's) *Copy* link points to.
 COPY_SCHEME = "hearthside-copy"
 #: The only schemes a link may open (in the browser, after a click).
@@ -88,7 +90,8 @@ _PARSER.disable("inline")  # run per paragraph by :func:`render`, under INLINE_B
 
 #: A line that opens this many list items or quotes at once (``- - - - … x``): markdown-it
 #: takes ~5 µs per marker per level to find it out, and past MAX_NESTING it drops the rest.
-_DEEP_LINE_RX = re.compile(r"(?m)^[ \t]*(?:(?:[-+*]|\d{1,9}[.)])[ \t]+|>[ \t]*){%d}" % (MAX_NESTING // 2))
+_DEEP_LINE_RX = re.compile(r"(?m)^[ \t]*(?:(?:[-+*]|\d{1,9}[.)])[ \t]+|>[ \t]*)"
+                           + f"{{{MAX_NESTING // 2}}}")
 
 #: Bidi embeddings, overrides and isolates: shown as escapes wherever they are in a reply.
 _BIDI_RX = re.compile("[\u202a-\u202e\u2066-\u2069]")
@@ -247,14 +250,15 @@ class _Writer:
 
     def code(self, content: str, info: str) -> None:
         self.take_lead_alone()
-        text = content[:-1] if content.endswith("\n") else content
+        text = content.removesuffix("\n")
         n = len(self.codes)
         self.codes.append(text)
         lang = info.strip().split(" ")[0] if info.strip() else ""
         href = html.escape(f"{COPY_SCHEME}:{self.copy_prefix}{n}", quote=True)
         self.out.append('<p style="margin-bottom:0"><a href="' + href + '">Copy code</a>'
                         + (' <span style="color:#666">' + _shown(lang) + "</span>" if lang else "") + "</p>")
-        self.out.append('<pre style="background-color:#f3f3f3;margin-top:2px">' + html.escape(text, quote=False) + "</pre>")
+        self.out.append('<pre style="background-color:#f3f3f3;margin-top:2px">' + html.escape(text, quote=False)
+                        + "</pre>")
 
 
 _INLINE_TAGS: dict[str, LiteralString] = {
@@ -275,7 +279,7 @@ _HEADINGS_END: dict[str, LiteralString] = {"h1": "</h2>", "h2": "</h3>", "h3": "
 _ALIGN_RX = re.compile(r"text-align:(left|right|center)")
 
 
-def plain(text: str, note: str, lead: Markup = Markup("")) -> Rendered:
+def plain(text: str, note: str, lead: Markup = NO_LEAD) -> Rendered:
     """``text`` as plain text (line breaks kept), at most :data:`MAX_SHOWN` characters of it,
     under a one-line ``note`` saying why it is not formatted."""
     shown = text[:MAX_SHOWN]
@@ -286,7 +290,7 @@ def plain(text: str, note: str, lead: Markup = Markup("")) -> Rendered:
                     + Markup('<p style="white-space:pre-wrap">' + body + "</p>"), (), note)
 
 
-def render(text: str, copy_prefix: str = "", lead: Markup = Markup("")) -> Rendered:
+def render(text: str, copy_prefix: str = "", lead: Markup = NO_LEAD) -> Rendered:
     """``text`` (a model's Markdown) as escaped rich text; ``lead`` (Hearthside's own markup,
     such as ``<b>juniper:</b>``) opens the first paragraph; code block *Copy* anchors are
     ``hearthside-copy:<copy_prefix><n>``."""
@@ -369,4 +373,5 @@ def _big_tables_as_source(tokens: list[Token], text: str) -> list[Token]:
     return out
 
 
-__all__ = ["COPY_SCHEME", "MAX_FORMATTED", "MAX_NESTING", "MAX_SHOWN", "Rendered", "openable", "plain", "render"]
+__all__ = ["COPY_SCHEME", "MAX_FORMATTED", "MAX_NESTING", "MAX_SHOWN", "NO_LEAD", "Rendered", "openable", "plain",
+           "render"]

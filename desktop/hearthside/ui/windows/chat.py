@@ -138,7 +138,7 @@ class ChatWindow(QWidget):
         self.transcript.setOpenLinks(False)
         # replies rendered from Markdown as they stream; Copy and links (see transcript.py)
         self.writer = TranscriptWriter(self.transcript)
-        self.writer.copied.connect(lambda _text: self.status.setText("Copied."))
+        self.writer.copied.connect(self._copied)
         root.addWidget(self.transcript, 1)
 
         self.approval = QFrame()
@@ -207,6 +207,9 @@ class ChatWindow(QWidget):
 
     def _on_piece(self, piece: str) -> None:
         self.writer.piece(rich("<b>{}:</b> ", self.persona), piece)  # Markdown, re-rendered as it grows
+
+    def _copied(self, _text: str) -> None:
+        self.status.setText("Copied.")
 
     def show_reply(self, text: str) -> None:
         """A whole reply of the persona's (a stored one), formatted like a streamed one."""
