@@ -200,10 +200,10 @@ def main(which: str, out: str) -> int:
             (now - 3 * 3600, "Remind me what the plumber said about the boiler", "Replace the valve."),
             (now - 2 * 86400, "Plan the garden beds for spring", "Tomatoes by the south wall."),
             (now - 9 * 86400, "How do I back up my documents?",
-             "## Your backup plan\n\nThree steps, **about ten minutes** in all:\n\n"
-             "1. Plug in the *external* drive.\n2. Run the command below.\n3. Check the log.\n\n"
-             "```bash\nrsync -a --delete ~/Documents /media/backup/\n```\n\n"
-             "See [the rsync manual](https://download.samba.org/pub/rsync/rsync.1).\n"),
+             ("## Your backup plan\n\nThree steps, **about ten minutes** in all:\n\n"
+              "1. Plug in the *external* drive.\n2. Run the command below.\n3. Check the log.\n\n"
+              "```bash\nrsync -a --delete ~/Documents /media/backup/\n```\n\n"
+              "See [the rsync manual](https://download.samba.org/pub/rsync/rsync.1).\n")),
             (now - 40 * 86400, "Books like The Left Hand of Darkness?", "Try *The Dispossessed*."),
         ]
         if which == "chat-sidebar":

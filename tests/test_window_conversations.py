@@ -440,14 +440,16 @@ def test_settings_delete_all_of_a_persona_confirms_with_the_count_and_leaves_mem
     assert box.delete_btn.text() == "Delete all conversations of juniper…"
     box.confirm = no = Confirm(False)
     box.delete_btn.click()
-    assert no.texts == ["Delete all 3 conversations of juniper? They cannot be brought back after a few seconds. "
-                        "What juniper has learned (its memory) is not touched."]
+    assert no.texts == [("Delete all 3 conversations of juniper? This cannot be undone. "
+                         "What juniper has learned (its memory) is not touched.")]
     assert len(app_context.conversations.list("juniper")) == 3
     box.confirm = Confirm(True)
     with qtbot.waitSignal(box.done, timeout=WAIT, check_params_cb=lambda s: s == "deleted"):
         box.delete_btn.click()
     assert app_context.conversations.list("juniper") == []
     assert len(app_context.conversations.list("rowan")) == 1
+    trash = app_context.conversations.root / ".trash"
+    assert not any(trash.rglob("*.jsonl"))  # gone for good at once: the confirmation said so
     assert app_context.memory.store("juniper").recall("cat").value == "Miso"
     qtbot.waitUntil(lambda: box.message.text() == "Deleted 3 conversations of juniper; its memory is kept.",
                     timeout=WAIT)

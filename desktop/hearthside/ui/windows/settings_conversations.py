@@ -170,8 +170,8 @@ class ConversationsBox(QGroupBox):
             return
         count = next(c for n, c, _r in self.state.personas if n == name)
         self.confirm(self, "Delete all conversations",
-                     f"Delete all {count} conversation{'s' if count != 1 else ''} of {name}? They cannot be "
-                     f"brought back after a few seconds. What {name} has learned (its memory) is not touched.",
+                     f"Delete all {count} conversation{'s' if count != 1 else ''} of {name}? This cannot be undone. "
+                     f"What {name} has learned (its memory) is not touched.",
                      "Delete all", lambda: self._delete_all(name))
 
     def _delete_all(self, name: str) -> None:
@@ -183,7 +183,14 @@ class ConversationsBox(QGroupBox):
                 f"Deleted {n} conversation{'s' if n != 1 else ''} of {name}; its memory is kept.", "ok"))
             self.done.emit("deleted")
 
-        self.call_bg(lambda: app.conversations.delete_all(name), gone, self._failed)
+        def work() -> list[Any]:
+            svc = app.conversations
+            deleted = svc.delete_all(name)
+            for d in deleted:  # no Undo is offered here: nothing is left in the trash either
+                svc.forget_deleted(d.id)
+            return deleted
+
+        self.call_bg(work, gone, self._failed)
 
 
 __all__ = ["KEEP_CHOICES", "ConversationSettings", "ConversationsBox", "keep_label"]
