@@ -267,8 +267,10 @@ def test_the_undo_bar_goes_away_when_the_undo_window_ends(qtbot, app_context, br
     with wait_done(qtbot, w.sidebar, "deleted"):
         w.sidebar.delete_button.click()
     assert w.sidebar.undo_bar.isVisible()
-    qtbot.waitUntil(lambda: not w.sidebar.undo_bar.isVisible(), timeout=WAIT)
+    with wait_done(qtbot, w.sidebar, "forgotten"):
+        qtbot.waitUntil(lambda: not w.sidebar.undo_bar.isVisible(), timeout=WAIT)
     assert w.sidebar.last_deleted is None
+    assert not any((app_context.conversations.root / ".trash").rglob("*.jsonl"))  # gone for good now
 
 
 # --- search --------------------------------------------------------------------------------

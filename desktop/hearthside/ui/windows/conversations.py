@@ -176,7 +176,7 @@ class ConversationSidebar(QWidget):
         col.addWidget(self.undo_bar)
         self._undo_timer = QTimer(self)
         self._undo_timer.setSingleShot(True)
-        self._undo_timer.timeout.connect(self._undo_expired)
+        self._undo_timer.timeout.connect(self._undo_window_over)
 
         actions = QHBoxLayout()
         self.rename_button = QPushButton("Rename")
@@ -425,6 +425,14 @@ class ConversationSidebar(QWidget):
         self.bridge.call(lambda: app.conversations.undo_delete(cid),
                          lambda m: back(m) if shiboken6.isValid(self) and generation == self._generation else None,
                          lambda e: too_late(e) if shiboken6.isValid(self) else None)
+
+    def _undo_window_over(self) -> None:
+        """No Undo any more: the deleted conversation's trashed copy is removed now, not later."""
+        if self.last_deleted is not None:
+            cid, app = self.last_deleted[0], self.app
+            self._call(lambda: app.conversations.forget_deleted(cid), lambda _n: self.done.emit("forgotten"),
+                       "forget")
+        self._undo_expired()
 
     def _undo_expired(self) -> None:
         self._undo_timer.stop()
