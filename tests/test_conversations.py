@@ -255,6 +255,7 @@ def test_search_finds_conversations_by_their_words_and_stays_up_to_date(service:
     a = chat(service, "Ada", "plan the garden", "tomatoes need sun")
     b = chat(service, "Ada", "tax return", "deadline is in april")
     chat(service, "Bob", "garden gnome", "no")
+    assert service.prepare_search("Ada") == 2
     hits = service.search("Ada", "tomatoes garden")
     assert [h.meta.id for h in hits] == [a]
     assert "tomatoes need sun" in service.search("Ada", "tomatoes")[0].snippet  # the matching message
