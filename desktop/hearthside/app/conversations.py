@@ -23,6 +23,7 @@ import builtins
 import logging
 import math
 import os
+import stat
 import threading
 import time
 from collections import Counter
@@ -477,9 +478,7 @@ class ConversationService:
         except FileNotFoundError:
             st = None
         if st is not None:
-            import stat as _stat
-
-            if not _stat.S_ISREG(st.st_mode):
+            if not stat.S_ISREG(st.st_mode):
                 raise ServiceError(f"{path} is not a regular file; the conversation was not exported.",
                                    ErrorKind.INVALID)
             if not overwrite:
