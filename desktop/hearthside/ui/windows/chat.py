@@ -12,7 +12,6 @@ import asyncio
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import (
     QComboBox,
     QFrame,
@@ -31,6 +30,8 @@ from ...core.tools import PermissionMode
 from ..bridge import Bridge
 from ..safetext import Markup, PlainLabel, SafeBrowser, one_line, rich
 from .common import close_on_escape
+from .specialists import SpecialistsButton, insert_hint
+from .transcript import TranscriptWriter
 
 MODES = (("Ask before changes", PermissionMode.DEFAULT),
          ("Plan only (no changes)", PermissionMode.PLAN),
@@ -57,7 +58,6 @@ class ChatWindow(QWidget):
         self.session: ChatSession | None = None
         self.busy = False
         self._pending: tuple[ApprovalRequest, Any] | None = None
-        self._streaming = False
         self.model_setup: Any = None
         self.alert: str | None = None
         self.setWindowTitle(f"Chat with {one_line(persona)} — Hearthside")  # a folder name: no bidi trick
@@ -91,6 +91,9 @@ class ChatWindow(QWidget):
             self.mode_box.addItem(label)
         self.mode_box.activated.connect(self._on_mode)
         top.addWidget(self.mode_box, 1)
+        self.specialists = SpecialistsButton(self.app, self.bridge, self)
+        self.specialists.chosen.connect(self._use_specialist)
+        top.addWidget(self.specialists)
         root.addLayout(top)
 
         self.banner = QFrame()
@@ -113,6 +116,9 @@ class ChatWindow(QWidget):
         self.transcript = SafeBrowser()
         self.transcript.setAccessibleName("Conversation")
         self.transcript.setOpenLinks(False)
+        # replies rendered from Markdown as they stream; Copy and links (see transcript.py)
+        self.writer = TranscriptWriter(self.transcript)
+        self.writer.copied.connect(self._copied)
         root.addWidget(self.transcript, 1)
 
         self.approval = QFrame()
@@ -175,26 +181,22 @@ class ChatWindow(QWidget):
         self.setTabOrder(self.input, self.send_button)
         self.setTabOrder(self.send_button, self.stop_button)
 
+    def _use_specialist(self, name: str) -> None:
+        insert_hint(self.input, name)
+
     # --- transcript --------------------------------------------------------------------
     def _append(self, html_text: Markup) -> None:
-        self._streaming = False
-        cur = self.transcript.textCursor()
-        cur.movePosition(QTextCursor.MoveOperation.End)
-        self.transcript.setTextCursor(cur)
-        self.transcript.append(html_text)
-        cur.movePosition(QTextCursor.MoveOperation.End)
-        fmt = cur.blockFormat()
-        fmt.setTopMargin(6)  # a little air between messages
-        cur.setBlockFormat(fmt)
+        self.writer.append(html_text)  # the reply streaming before it is finished first
 
     def _on_piece(self, piece: str) -> None:
-        if not self._streaming:
-            self._append(rich("<b>{}:</b> ", self.persona))
-            self._streaming = True
-        cur = self.transcript.textCursor()
-        cur.movePosition(QTextCursor.MoveOperation.End)
-        cur.insertText(piece)
-        self.transcript.ensureCursorVisible()
+        self.writer.piece(rich("<b>{}:</b> ", self.persona), piece)  # Markdown, re-rendered as it grows
+
+    def _copied(self, _text: str) -> None:
+        self.status.setText("Copied.")
+
+    def show_reply(self, text: str) -> None:
+        """A whole reply of the persona's (a stored one), formatted like a streamed one."""
+        self.writer.add_reply(rich("<b>{}:</b> ", self.persona), text)
 
     def _on_tool(self, ev: ToolEvent) -> None:
         mark = rich("<span style='color:#a00'>error</span>") if ev.result.is_error else rich(
@@ -237,6 +239,7 @@ class ChatWindow(QWidget):
         session, mode = self.session, MODES[self.mode_box.currentIndex()][1]
         self.send_button.setEnabled(False)
         self.status.setText(f"Opening the chat with {self.persona}…")
+        self.specialists.load(self.persona)
         self.bridge.call_async(lambda: session.open(mode, self._post_tool, alert=self.alert),
                                lambda notes: self._opened(session, notes),
                                lambda exc: self._open_failed(session, exc))
@@ -351,7 +354,7 @@ class ChatWindow(QWidget):
     def _end_turn(self) -> None:
         self.busy = False
         self.mode_box.setEnabled(True)
-        self._streaming = False
+        self.writer.end_reply()
         self.send_button.setEnabled(self.session is not None)
         self.stop_button.setEnabled(False)
         self._clear_approval(False)
