@@ -1,4 +1,5 @@
-"""Screenshots of the review, chat, welcome, settings and plugins windows with realistic content, for docs/.
+"""Screenshots of the review, chat (also with its Specialists menu open), welcome, settings and plugins
+windows and the tray menu's specialists, with realistic content, for docs/.
 
 (`mcp-signin` needs a keyring too: run it under dbus-run-session with gnome-keyring-daemon.)
 Run under an X server (QT_QPA_PLATFORM=xcb), e.g.:
@@ -324,6 +325,78 @@ def main(which: str, out: str) -> int:
         w.resize(980, 440)
         w.filter.setCurrentText(EVERYTHING)
         shoot(1500)
+    elif which in ("chat-specialists", "tray-specialists"):
+        from fakemodel import FakeModel
+        from PySide6.QtCore import QPoint
+
+        p = app.paths.personas_dir / "juniper"
+        p.mkdir(parents=True)
+        (p / "SOUL.md").write_text("Juniper is calm and kind.")
+        agents = p / "agents"
+        agents.mkdir()
+        (agents / "proofreader.md").write_text(
+            "---\nname: proofreader\ndescription: Checks a text for typos, grammar and unclear sentences; "
+            "use before sending anything important.\ntools: Read\n---\nRead closely. List each problem.\n")
+        (agents / "researcher.md").write_text(
+            "---\nname: researcher\ndescription: Looks things up on the web and reports back with sources.\n"
+            "tools: WebSearch\nmaxTurns: 12\n---\nSearch, read, cite.\n")
+        user_agents = app.paths.user_agents_dir
+        user_agents.mkdir(parents=True)
+        (user_agents / "planner.md").write_text(
+            "---\nname: planner\ndescription: Breaks a big task into small steps with rough times.\n---\nPlan.\n")
+        (user_agents / "broken.md").write_text("---\ndescription: no name here\n---\n")
+        if which == "chat-specialists":
+            from hearthside.ui.windows.chat import ChatWindow
+
+            fm = FakeModel([{"text": "Morning, Sam! Send me the letter and I'll have the proofreader look at it."}]
+                           ).__enter__()
+            keep.append(fm)
+            os.environ.update(fm.env())
+            os.environ["HEARTHSIDE_MODEL_API_KEY"] = "loopback"
+            w = ChatWindow(app, bridge, "juniper")
+            sent: list[bool] = []
+
+            def ready() -> None:
+                if not sent:
+                    sent.append(True)
+                    w.input.setPlainText("Can someone check my letter to the landlord?")
+                    w.send()
+
+            def pop(*_: object) -> None:
+                b = w.specialists
+                b.menu().popup(b.mapToGlobal(QPoint(0, b.height())))
+                shoot()
+
+            w.ready.connect(ready)
+            w.turn_finished.connect(pop)
+        else:
+            from hearthside.ui.app import Shell
+            from hearthside.ui.tray import TrayController
+
+            shell = Shell(app, opener=lambda p: True)
+            ctl = TrayController(shell)
+            keep.append(ctl)
+
+            def arrived() -> None:
+                if not shell.rows_loaded or keep[-1] == "shown":
+                    return
+                keep.append("shown")
+                ctl.rebuild_menu()
+                ctl.menu.popup(QPoint(10, 10))
+                persona = next(a for a in ctl.menu.actions() if a.menu() is not None)
+                ctl.menu.setActiveAction(persona)
+                sub = persona.menu()
+                sub.popup(QPoint(10 + ctl.menu.sizeHint().width(), 10))
+                spec = next(a for a in sub.actions() if a.menu() is not None)
+                sub.setActiveAction(spec)
+                y = 10 + sub.actionGeometry(spec).y()
+                spec.menu().popup(QPoint(10 + ctl.menu.sizeHint().width() + sub.sizeHint().width(), y))
+                shoot()
+
+            shell.state_changed.connect(arrived)
+            shell.refresh()
+            w = None  # the menus pop up by themselves
+
     elif which == "mcp-signin":
         # A remote server protected by the mcp SDK's own OAuth (tests/oauth_server.py); needs a
         # keyring (run under dbus-run-session with gnome-keyring-daemon unlocked).
@@ -356,11 +429,29 @@ def main(which: str, out: str) -> int:
 
         w.finished_action.connect(tested)
         w.loaded.connect(first_load)
+    elif which == "mcp-nosandbox":
+        # A machine where bubblewrap may not create namespaces (a fake bwrap that fails as it
+        # does under Ubuntu's AppArmor restriction): the window says so once, at the top.
+        from hearthside.adapters import sandbox
+        from hearthside.core.mcpconfig import ServerConfig
+        from hearthside.ui.windows.mcp import McpWindow
+
+        fake = home / "bin"
+        fake.mkdir()
+        (fake / "bwrap").write_text("#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n")
+        (fake / "bwrap").chmod(0o755)
+        os.environ["PATH"] = f"{fake}{os.pathsep}{os.environ['PATH']}"
+        sandbox.probe(refresh=True)
+        app.mcp.add(ServerConfig("files", "stdio", command="npx",
+                                 args=("-y", "@modelcontextprotocol/server-filesystem", str(home))))
+        w = McpWindow(app, bridge)
+        w.loaded.connect(lambda: shoot(1500))
     else:
         print(f"unknown window {which!r}", file=sys.stderr)
         return 2
-    w.move(0, 0)
-    w.show()
+    if w is not None:
+        w.move(0, 0)
+        w.show()
     QTimer.singleShot(20_000, qapp.quit)  # never hang
     qapp.exec()
     bridge.close()

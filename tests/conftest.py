@@ -61,6 +61,7 @@ LONGEST_FIRST = (
     "test_agent_cli.py",
     "test_no_copy.py",
     "test_plugin_loading.py",
+    "test_sandbox.py",
     "test_mcp_cli.py",
     "test_memory_fill.py",
     "test_malformed_app_files.py",
@@ -108,6 +109,7 @@ def app_context(isolated_home: Path):  # type: ignore[no-untyped-def]
 #: See docs/testing.md.
 IN_PROCESS_CLI_FILES = frozenset({
     "test_agent_cli.py",
+    "test_agents_cli.py",
     "test_cli_foundation.py",
     "test_doctor.py",
     "test_drift_cli.py",
@@ -121,6 +123,7 @@ IN_PROCESS_CLI_FILES = frozenset({
     "test_no_copy.py",
     "test_persona_links.py",
     "test_plugin_loading.py",
+    "test_sandbox.py",
     "test_terminal_escapes.py",
 })
 

@@ -20,6 +20,9 @@ Steps are dicts:
   {"delay": 0.5, ...}                     waits before answering (combine with any of the above)
   {"gate": threading.Event(), ...}        waits (at most 60 s) until the test sets the event
   a callable(request_body) -> step        decides from the request
+  by_system({"marker": [steps], ...})     a callable that routes on the request's system prompt:
+                                          each agent (a persona, each specialist) gets its own
+                                          script (and so its own latency), first marker found wins
 
 ``GET /v1/models`` lists ``model_ids``; set ``models_error = (status, message)`` to answer it
 with that HTTP status and an OpenAI-shaped error body instead.
@@ -246,6 +249,27 @@ class FakeModel:
             return
         with self.lock:
             self.huge_sent.append((sent, False))
+
+
+def by_system(routes: dict[str, list[Step] | Step],
+              default: Step | None = None) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """A step that answers each agent from its own script, told apart by a marker in the system
+    prompt (a specialist's instructions): a list is taken step by step (its last step repeats), a
+    single step always answers. Use it as ``FakeModel(default=by_system({...}))``."""
+    lock = threading.Lock()
+    queues = {k: (list(v) if isinstance(v, list) else [v]) for k, v in routes.items()}
+
+    def step(body: dict[str, Any]) -> dict[str, Any]:
+        msgs = body.get("messages") or [{}]
+        system = str(msgs[0].get("content") or "") if msgs[0].get("role") == "system" else ""
+        for marker, queue in queues.items():
+            if marker in system:
+                with lock:
+                    chosen = queue.pop(0) if len(queue) > 1 else queue[0]
+                return chosen(body) if callable(chosen) else dict(chosen)
+        fallback = default or {"text": "HEARTBEAT_OK"}
+        return fallback(body) if callable(fallback) else dict(fallback)
+    return step
 
 
 def wait_for(pred: Callable[[], bool], timeout: float = 10.0, interval: float = 0.02) -> bool:

@@ -166,3 +166,29 @@ def test_a_secret_echoed_by_the_model_is_kept_masked(  # type: ignore[no-untyped
         assert key.encode() not in p.read_bytes(), p
     recs = app_context.conversations.open(chat.conversation_id).records
     assert recs[0].text == "is ******** my key?" and "Your key is ********" in recs[1].text
+
+
+def test_the_chat_window_opened_for_a_check_in_keeps_the_alert(qtbot, app_context, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from hearthside.ui.windows.chat import ChatWindow
+    from ui_helpers import make_bridge
+
+    make_persona(app_context)
+    bridges = make_bridge(app_context)
+    bridge = next(bridges)
+    try:
+        with FakeModel([{"text": "It starts at 3."}]) as fm:
+            use_model(monkeypatch, fm)
+            w = ChatWindow(app_context, bridge, "juniper", "The 3pm sync starts soon.")
+            qtbot.addWidget(w)
+            with qtbot.waitSignal(w.ready, timeout=15_000):
+                w.show()
+            w.input.setPlainText("When exactly?")
+            with qtbot.waitSignal(w.turn_finished, timeout=15_000):
+                w.send_button.click()
+            assert w.session is not None
+            cid = w.session.conversation_id
+        conv = app_context.conversations.open(cid)
+        assert [(r.kind.value, r.text) for r in conv.records] == [
+            ("alert", "The 3pm sync starts soon."), ("user", "When exactly?"), ("assistant", "It starts at 3.")]
+    finally:
+        next(bridges, None)

@@ -255,6 +255,7 @@ def test_search_finds_conversations_by_their_words_and_stays_up_to_date(service:
     a = chat(service, "Ada", "plan the garden", "tomatoes need sun")
     b = chat(service, "Ada", "tax return", "deadline is in april")
     chat(service, "Bob", "garden gnome", "no")
+    assert service.prepare_search("Ada") == 2
     hits = service.search("Ada", "tomatoes garden")
     assert [h.meta.id for h in hits] == [a]
     assert "tomatoes need sun" in service.search("Ada", "tomatoes")[0].snippet  # the matching message
@@ -346,3 +347,29 @@ def test_retention_runs_at_start_on_the_runtime_and_memory_stays(app_context: ob
     finally:
         fut.cancel()
     assert [e.key for e in app_context.memory.store("Ada").index()] == ["user/tea"]
+
+
+def test_a_conversation_deleted_while_it_is_recorded_goes_on_as_a_new_one(service: ConversationService) -> None:
+    rec = service.recorder("Ada")
+    rec.user("first")
+    first = rec.id
+    service.delete(first)
+    rec.reply("the reply after the delete")
+    assert rec.id != first and not rec.problem and not rec.continued
+    assert [r.text for r in service.open(rec.id).records] == ["the reply after the delete"]
+    with pytest.raises(ServiceError):
+        service.open(first)  # the deleted one stays deleted (until undone)
+    assert service.undo_delete(first).messages == 1
+
+
+def test_a_record_that_cannot_be_kept_never_stops_the_chat_and_says_why(service: ConversationService) -> None:
+    rec = service.recorder("Ada")
+    rec.user("kept")
+    path = service.root / "Ada" / f"{rec.id}.jsonl"
+    data = path.read_bytes()
+    path.unlink()
+    os.mkfifo(path)  # swapped for a pipe under our feet
+    rec.reply("not kept")
+    assert "could not be kept" in rec.problem and "FIFO" in rec.problem
+    path.unlink()
+    path.write_bytes(data)

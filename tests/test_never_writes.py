@@ -198,6 +198,10 @@ def hand_edits(s: Session) -> None:
             "---\nname: tea-timer\ndescription: time the tea\n---\nThree minutes.\n")
         (alice / ".SOUL.md.swp").write_text("swap")
         (alice / ".SOUL.md.swp").unlink()
+        (alice / "agents").mkdir()
+        (alice / "agents" / "reviewer.md").write_text(
+            "---\nname: reviewer\ndescription: Reviews a text.\ntools: Read\n---\nRead closely.\n")
+    s.events.wait_for(is_event("alice", "agents/reviewer.md", "new"))
     s.events.wait_for(is_event("alice", "SOUL.md", "drifted"))
     s.events.wait_for(is_event("", "soul.md", "drifted"))
     s.events.wait_for(is_event("alice", "skills/tea-timer/SKILL.md", "new"))
@@ -228,6 +232,24 @@ def strict_mode_and_compose(s: Session) -> None:
     assert "alice USER.md text" in prompt and "I like short answers." not in prompt
     assert "alice, edited by hand" not in prompt and "I also like walks." not in prompt
     assert "tea-timer" not in prompt
+
+
+def specialists(s: Session) -> None:
+    """Agent files are persona files: listed (read only), drift on a hand edit, left out in
+    strict mode until approved."""
+    alice = s.persona("alice")
+    path = alice / "agents" / "reviewer.md"
+    doc = json.loads(s.cli("agents", "list", "--persona", "alice", "--json"))
+    assert [a["name"] for a in doc["agents"]] == ["reviewer"]
+    with s.by_hand():
+        atomic_save(path, "---\nname: reviewer\ndescription: Reviews everything.\n---\nRead closely.\n")
+    s.events.wait_for(is_event("alice", "agents/reviewer.md", "drifted"))
+    doc = json.loads(s.cli("agents", "list", "--persona", "alice", "--json"))
+    assert doc["agents"] == [] and any("changed since you approved it (strict mode)" in n for n in doc["notes"])
+    s.cli("agents", "list", "--persona", "alice")
+    s.cli("soul", "approve", str(path))
+    doc = json.loads(s.cli("agents", "list", "--persona", "alice", "--json"))
+    assert [a["description"] for a in doc["agents"]] == ["Reviews everything."]
 
 
 def approve(s: Session) -> None:
@@ -354,6 +376,7 @@ STEPS: list[Step] = [
     Step("soul diff/status/show", look_at_drift),
     Step("strict mode and compose", strict_mode_and_compose),
     Step("approve one file, one persona, all", approve),
+    Step("specialists: agents list, drift, strict mode, approve", specialists),
     Step("persona list and doctor", list_and_doctor),
     Step("plugins list/skills, mcp list/add/remove", packs_and_mcp),
     Step("model show, chat, heartbeats, history, memory list", running_personas),
@@ -620,3 +643,46 @@ def test_a_model_attacking_every_protected_path_writes_nothing_there(
                   or op.path.endswith(("mcp.json", "settings.toml", "memory.json"))]
     assert violations == []
     assert _snapshot(*protected[:3]) | {str(soul): soul.read_bytes()} == before  # byte for byte
+
+
+def test_a_sandboxed_mcp_server_in_a_whole_chat_writes_no_persona_file(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 24: the audit hook sees only this process, so for the MCP server's own process the
+    files on disk are compared (content and mtime) before and after a chat in which the model
+    has a hostile stdio server (tests/sandbox_server.py, run by the real code path, sandboxed)
+    write the persona's SOUL.md and settings.toml — and its own root, which works."""
+    from hearthside.adapters.sandbox import probe
+
+    if not probe(refresh=True).ok:
+        pytest.skip("bubblewrap cannot run here")
+    server = Path(__file__).resolve().parent / "sandbox_server.py"
+    alice = make_persona(isolated_home, "alice")
+    session = Session(isolated_home, AppContext())
+    session.app.settings.set("agent.max_tool_calls", 20)
+    settings = config_dir(isolated_home) / "settings.toml"
+    own = isolated_home / "work"
+    own.mkdir()
+    session.cli("mcp", "add", "attack", "--command", sys.executable, "--", str(server), "attack", str(own),
+                f"--soul={alice / 'SOUL.md'}", f"--settings={settings}")
+    files = [alice / "SOUL.md", settings, config_dir(isolated_home) / "mcp.json"]
+    before = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in files}
+    calls = [("mcp__attack__write_soul", "{}"), ("mcp__attack__write_settings", "{}"),
+             ("mcp__attack__write_own", json.dumps({"name": "note.txt", "text": "ok"}))]
+    model = FakeModel([{"tool_calls": calls}, {"text": "done"}])
+    with model:
+        for k, v in {**model.env(), "HEARTHSIDE_MODEL_API_KEY": "loopback"}.items():
+            monkeypatch.setenv(k, v)
+        RECORDER.ops.clear()
+        RECORDER.step = "a chat with a sandboxed MCP server"
+        RECORDER.active = True
+        try:
+            session.cli("chat", "alice", "--accept-edits", "rewrite yourself")
+        finally:
+            RECORDER.active = False
+    told = [m["content"] for m in model.requests[-1]["messages"] if m["role"] == "tool"]
+    assert len(told) == 3, told
+    assert "Read-only file system" in told[0] and "Read-only file system" in told[1], told
+    assert "wrote" in told[2] and (own / "note.txt").read_text() == "ok"
+    assert {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in files} == before
+    assert [op for op in RECORDER.ops if _inside(op.path, alice) or op.path == os.path.realpath(settings)] == []

@@ -472,15 +472,15 @@ class ConversationStore:
             st = os.lstat(path)
         except FileNotFoundError:
             st = None
-        if (old is not None and st is not None and stat.S_ISREG(st.st_mode) and not old.problem
+        if (old is not None and st is not None
                 and (st.st_ino, st.st_size, st.st_mtime_ns) == (old.ino, old.size, old.mtime_ns)):
-            return old
+            return old  # unchanged (an unreadable file too: it is not opened again)
         try:
             fd, fst = _open_regular(path, os.O_RDONLY)
         except (Unusable, OSError) as exc:
-            mtime = st.st_mtime_ns if st is not None else 0
+            ino, size, mtime = (st.st_ino, st.st_size, st.st_mtime_ns) if st is not None else (0, 0, 0)
             text = str(exc) if isinstance(exc, Unusable) else f"The conversation file {path} cannot be read: {exc}."
-            state = _FileState(0, 0, mtime, 0, Fold(), problem=text)
+            state = _FileState(ino, size, mtime, 0, Fold(), problem=text)
             idx.files[cid.value] = state
             idx.dirty = True
             return state

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..core.agent import Agent, AgentResult, ModelError, ToolCall, ToolEvent
-from ..core.approval import describe_call, shown
+from ..core.approval import ASKING, describe_call, shown
 from ..core.tools import PermissionMode, Tool
 
 if TYPE_CHECKING:
@@ -38,6 +38,8 @@ class ApprovalRequest:
     tool: str
     fields: tuple[tuple[str, str], ...]
     refusal: str = ""  # the write guard will refuse this call anyway (nothing to ask)
+    specialist: str = ""  # the specialist asking ("" for the persona); also the first field
+
 
     @property
     def path(self) -> str:
@@ -47,7 +49,17 @@ class ApprovalRequest:
 def approval_request(tool: Tool, call: ToolCall, args: Mapping[str, Any], env: Any = None) -> ApprovalRequest:
     """The fields of one approval prompt: the core's description of the call (the resolved
     target path in full, the action, the other arguments) where the core has one, else the
-    tool's own description, else the target argument first, then the action and the rest."""
+    tool's own description, else the target argument first, then the action and the rest. A
+    specialist's call (core/subagent.py) leads with a ``specialist`` field naming it."""
+    asking = ASKING.get()
+    who = asking.specialist if asking is not None else ""
+    req = _request(tool, call, args, env)
+    if not who:
+        return req
+    return ApprovalRequest(req.tool, (("specialist", who), *req.fields), req.refusal, who)
+
+
+def _request(tool: Tool, call: ToolCall, args: Mapping[str, Any], env: Any) -> ApprovalRequest:
     if env is not None:  # the one description the CLI uses too (core/approval.py)
         req = describe_call(tool, args, env)
         head = [("path", req.path)] if req.path else []

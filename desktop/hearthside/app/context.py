@@ -16,6 +16,7 @@ from .settings import SettingsStore
 
 if TYPE_CHECKING:  # the services are imported on first use, never at start
     from ..adapters.secrets import KeyringSecretStore
+    from .agents import AgentService
     from .conversations import ConversationService
     from .drift import DriftService
     from .heartbeat import HeartbeatService
@@ -53,6 +54,13 @@ class AppContext:
         return DriftService(self.paths, self.settings, self.personas, self.soul_path)
 
     @cached_property
+    def agents(self) -> AgentService:
+        """Specialists: agent files of the persona tier and the user tier, as frozen listings."""
+        from .agents import AgentService
+
+        return AgentService(self.paths, self.personas, lambda: self.drift, lambda: self.secrets)
+
+    @cached_property
     def secrets(self) -> KeyringSecretStore:
         """The OS keyring (recommended backends only) as the app's SecretStore."""
         from ..adapters.secrets import KeyringSecretStore
@@ -67,7 +75,10 @@ class AppContext:
         def contributions() -> list[object]:
             return list(self.plugins.mcp_servers())
 
-        return McpService(self.paths, lambda: self.secrets, lambda: self.runtime, contributions)
+        from .sandbox import build_policies
+
+        return McpService(self.paths, lambda: self.secrets, lambda: self.runtime, contributions,
+                          sandbox=build_policies(self))
 
     @cached_property
     def model(self) -> ModelService:

@@ -39,6 +39,8 @@ from ..core.soul import SoulStore
 from .baselines import BaselineStore, BaselineWriteError
 from .drift_live import LiveDrift
 from .drift_types import (
+    AGENT_SUFFIX,
+    AGENTS,
     SKILL_FILE,
     SKILLS,
     DriftEvent,
@@ -47,6 +49,7 @@ from .drift_types import (
     Observation,
     Unit,
     WatchRoots,
+    is_agent_file_name,
 )
 from .paths import AppPaths
 from .personas import PersonaService
@@ -66,6 +69,23 @@ DEBOUNCE_QUIET = 0.1
 DEBOUNCE_MAX_WAIT = 2.0
 #: At most this many skills per persona are tracked, so a huge skills/ cannot stall a scan.
 MAX_SKILLS = 256
+#: At most this many agent files per persona are tracked (the listing reads no more either).
+MAX_AGENT_FILES = 256
+
+
+def agent_file_names(root: Path) -> list[str]:
+    """The agent files of a persona folder as watched names (``agents/x.md``), sorted, capped.
+
+    Links count (judged, like a linked bootstrap file, by where they lead); folders and hidden
+    files do not. The specialists' listing reads exactly these names, so drift watches what a
+    session can use."""
+    try:
+        entries = sorted(e.name for e in os.scandir(root / AGENTS)
+                         if e.name.endswith(AGENT_SUFFIX) and not e.is_dir(follow_symlinks=False))
+    except OSError:
+        return []
+    names = [f"{AGENTS}/{n}" for n in entries]
+    return [n for n in names if is_agent_file_name(n)][:MAX_AGENT_FILES]
 
 
 #: The reason on a status :meth:`DriftService.approve_shown` left waiting: it changed since shown.
@@ -151,6 +171,7 @@ class DriftService:
             except OSError:
                 entries = []
             names += [f"{SKILLS}/{n}/{SKILL_FILE}" for n in entries[:MAX_SKILLS]]
+            names += agent_file_names(unit.root)
         for n in self.store.files(unit.key):
             if n not in names:
                 names.append(n)
@@ -278,16 +299,31 @@ class DriftService:
         self.settings.set("drift.strict", bool(on))
 
     def approved_links(self, persona_dir: str | os.PathLike[str]) -> dict[str, str]:
-        """Bootstrap names whose link out of the folder the user approved, with the target
-        approved. Read from the approvals only (no scan, nothing written): composing checks
-        that the file still leads to that very target."""
+        """Bootstrap names (and agent files, ``agents/x.md``) whose link out of the folder the
+        user approved, with the target approved. Read from the approvals only (no scan, nothing
+        written): composing checks that the file still leads to that very target."""
         unit = self._unit_for_dir(persona_dir)
         out: dict[str, str] = {}
         for name in self.store.files(unit.key):
-            if name in PERSONA_FILE_NAMES:
+            if name in PERSONA_FILE_NAMES or is_agent_file_name(name):
                 baseline, _ = self.store.load(unit.key, name)
                 if baseline is not None and baseline.link_target:
                     out[name] = baseline.link_target
+        return out
+
+    def approved_fingerprints(self, persona_dir: str | os.PathLike[str]) -> dict[str, str]:
+        """The approved fingerprint of each agent file (``agents/x.md``) of a persona folder.
+
+        Strict mode admits an agent file only when the text a session reads has exactly this
+        fingerprint, so what is used is what was approved even if the file changes between
+        drift's look and the session's read. Read from the approvals only."""
+        unit = self._unit_for_dir(persona_dir)
+        out: dict[str, str] = {}
+        for name in self.store.files(unit.key):
+            if is_agent_file_name(name):
+                baseline, _ = self.store.load(unit.key, name)
+                if baseline is not None:
+                    out[name] = baseline.sha256
         return out
 
     def held_back(self, persona_dir: str | os.PathLike[str]) -> HeldBack:
@@ -295,8 +331,8 @@ class DriftService:
 
         Always: persona skills that lead outside the folder through a link the user has not
         approved (for that target). In strict mode also every drifted or new bootstrap file,
-        persona skill and the user soul. Read fresh when the session starts; a session already
-        running keeps its snapshot.
+        persona skill, agent file (``agents/x.md``) and the user soul. Read fresh when the session
+        starts; a session already running keeps its snapshot.
         """
         unit = self._unit_for_dir(persona_dir)
         links = self.approved_links(persona_dir)
@@ -326,6 +362,7 @@ class DriftService:
         held = excluded_names(((s.path, s.state) for s in statuses), True)
         files: set[str] = set()
         skills: set[str] = set()
+        agents: set[str] = set()
         for s in statuses:
             if s.path not in held:
                 continue
@@ -335,8 +372,10 @@ class DriftService:
                 files.add(s.file)
             elif s.file.startswith(f"{SKILLS}/"):
                 skills.add(s.file.split("/")[1])
+            elif is_agent_file_name(s.file):
+                agents.add(s.file)
         return HeldBack(frozenset(files), frozenset(skills), str(soul_unit.soul_file) in held,
-                        links, link_skills)
+                        links, link_skills, frozenset(agents))
 
     def excluded(self, persona_dir: str | os.PathLike[str]) -> frozenset[str]:
         """Bootstrap names a new session of this persona must leave out (strict mode only)."""
@@ -360,7 +399,7 @@ class DriftService:
                 rel = p.relative_to(u.root).as_posix()
             except ValueError:
                 continue
-            if rel in PERSONA_FILE_NAMES or rel.startswith(f"{SKILLS}/"):
+            if rel in PERSONA_FILE_NAMES or rel.startswith(f"{SKILLS}/") or is_agent_file_name(rel):
                 if rel.startswith(f"{SKILLS}/") and not rel.endswith(f"/{SKILL_FILE}"):
                     rel = rel.rstrip("/") + f"/{SKILL_FILE}"
                 return [(u, rel)]

@@ -14,6 +14,16 @@ from pathlib import Path
 
 SKILLS = "skills"
 SKILL_FILE = "SKILL.md"
+#: A persona's specialists (agent definition files, ``agents/<name>.md``): persona files too.
+AGENTS = "agents"
+AGENT_SUFFIX = ".md"
+
+
+def is_agent_file_name(name: str) -> bool:
+    """Whether a watched name is a persona's agent file (``agents/x.md``, one level deep)."""
+    parts = name.split("/")
+    return (len(parts) == 2 and parts[0] == AGENTS and parts[1].endswith(AGENT_SUFFIX)
+            and not parts[1].startswith(".") and len(parts[1]) > len(AGENT_SUFFIX))
 #: Where a Hermes home keeps USER.md and MEMORY.md (see core.compose.HERMES_MEMORIES).
 MEMORIES = "memories"
 
@@ -27,7 +37,7 @@ class FileStatus:
     """
 
     persona: str  # "" for the user soul
-    file: str  # "soul.md", "SOUL.md", "skills/NAME/SKILL.md"
+    file: str  # "soul.md", "SOUL.md", "skills/NAME/SKILL.md", "agents/NAME.md"
     path: str
     state: str
     baseline: str  # approved fingerprint, "" when none (or damaged)
@@ -94,10 +104,12 @@ class HeldBack:
     soul: bool = False  # the user soul (soul.md)
     links: Mapping[str, str] = field(default_factory=dict)
     link_skills: Mapping[str, str] = field(default_factory=dict)
+    agents: frozenset[str] = frozenset()  # agent files, e.g. "agents/reviewer.md" (strict mode)
 
     def notes(self) -> list[str]:
         """One line per held-back item, for the session's notes."""
         names = sorted(self.files) + [f"skill {n}" for n in sorted(self.skills)]
+        names += [f"specialist file {n}" for n in sorted(self.agents)]
         names += ["your soul (soul.md)"] if self.soul else []
         out = [f"{n} left out: it changed since you approved it (strict mode)" for n in names]
         out += [f"skill {n} left out: {why}" for n, why in sorted(self.link_skills.items())

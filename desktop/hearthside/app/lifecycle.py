@@ -34,6 +34,7 @@ from .events import AppEvents
 
 if TYPE_CHECKING:
     from ..core.mcpconfig import ServerStatus
+    from .agents import AgentService
     from .conversations import ConversationService
     from .drift import DriftService
     from .drift_types import DriftEvent
@@ -69,6 +70,8 @@ class PersonaRow:
     #: "missing" when there is no such file (every check-in would be skipped either way).
     checklist: str = ""
     snoozed_until: datetime | None = None  # *Snooze 1 hour* on an alert: until when
+    #: The persona's specialists as a new session would get them: (name, description) pairs.
+    specialists: tuple[tuple[str, str], ...] = ()
 
     @property
     def no_checklist(self) -> bool:
@@ -116,6 +119,9 @@ class LifecycleDeps(Protocol):
 
     @property
     def notifications(self) -> NotificationHistory: ...
+
+    @property
+    def agents(self) -> AgentService: ...
 
     def built(self, name: str) -> bool:
         """Whether the service ``name`` exists yet (stopping must not build one)."""
@@ -245,8 +251,17 @@ class Lifecycle:
                 self.next_check_in(info.name), self.drift_alerts.waiting_for(info.name),
                 last_status, last.reason if last else "",
                 checklist_state(info.path / "HEARTBEAT.md") if info.exists else "",
-                hb.snoozes.until(info.name)))
+                hb.snoozes.until(info.name), self._specialists(info.name) if info.exists else ()))
         return rows
+
+    def _specialists(self, persona: str) -> tuple[tuple[str, str], ...]:
+        """(name, description) of each specialist of ``persona``; none when they cannot be read
+        (the chat window's *Specialists* menu says why)."""
+        try:
+            return tuple((d.name, d.description) for d in self.app.agents.listing(persona).defs)
+        except Exception as exc:  # noqa: BLE001 - the tray's rows must always arrive
+            log.warning("specialists of %s not listed: %s", persona, exc)
+            return ()
 
     # --- notices -------------------------------------------------------------------------
     def _deliver(self, notice: Notice) -> None:

@@ -43,6 +43,11 @@ class AppPaths:
         return self.config_dir / "skills"
 
     @property
+    def user_agents_dir(self) -> Path:
+        """The user tier of specialists (agent files ``*.md``)."""
+        return self.config_dir / "agents"
+
+    @property
     def settings_file(self) -> Path:
         return self.config_dir / "settings.toml"
 

@@ -1,13 +1,15 @@
 """Builds a persona's session: composition, soul, memory index, skills and the tool catalog.
 
 The catalog is memory tools + pack tools + the host's Skill/ToolSearch/WebSearch tools + the
-tools of connected MCP servers. Everything is read once here and frozen in the snapshot, so a
-running chat keeps the persona it started with. Parts that fail (a pack, the skills, MCP) are
-left out with a note rather than stopping the session.
+tools of connected MCP servers, and the ``Subagent`` tool when the persona has specialists.
+Everything is read once here and frozen in the snapshot, so a running chat keeps the persona it
+started with. Parts that fail (a pack, the skills, MCP, the specialists) are left out with a note
+rather than stopping the session.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import uuid
 from collections.abc import Callable, Mapping
@@ -26,11 +28,13 @@ from ..core.agent import (
     DenyAll,
     needs_approval,
 )
+from ..core.agentdefs import AgentDef, AgentDefListing
 from ..core.memory.model import CorruptMemoryError, MemoryEntry, MemoryStoreError
 from ..core.memory.tools import memory_tools
 from ..core.session import SessionSnapshot, SkillLine, assemble_session
 from ..core.skills import SkillCatalog
 from ..core.soul import SoulResult, SoulStore
+from ..core.subagent import ChildModel, ForkHook, ParentLink, SubagentTool
 from ..core.tools import Catalog, CatalogError, PermissionMode, ToolEnv
 from .clock import current_time_line
 from .drift import HeldBack
@@ -38,6 +42,7 @@ from .personas import PersonaInfo
 from .writeguard import build_write_guard
 
 if TYPE_CHECKING:
+    from .agents import AgentService
     from .drift import DriftService
     from .mcp import McpService
     from .memory import MemoryService
@@ -59,6 +64,8 @@ class PreparedSession:
     env: ToolEnv
     session_id: str
     notes: list[str] = field(default_factory=list)
+    #: The specialists this session may hand work to: one frozen listing, taken when it was built.
+    agents: AgentDefListing = field(default_factory=lambda: AgentDefListing(()))
 
 
 class SessionDeps(Protocol):
@@ -87,9 +94,16 @@ class SessionDeps(Protocol):
     def mcp(self) -> McpService: ...
 
     @property
+    def agents(self) -> AgentService: ...
+
+    @property
     def model(self) -> ModelService: ...
 
     def soul_path(self, override: str | None = None) -> str: ...
+
+
+#: Model aliases of Claude Code's agent files, which mean nothing to an OpenAI-compatible endpoint.
+MODEL_ALIASES = frozenset({"sonnet", "opus", "haiku"})
 
 
 class SessionService:
@@ -128,7 +142,10 @@ class SessionService:
         catalog = Catalog()
         for t in memory_tools(store, sid):
             catalog.register(t, "builtin")
-        skills = self._add_pack_parts(catalog, info.path, mode, notes, held.skill_reasons())
+        skills, skill_body = self._add_pack_parts(catalog, info.path, mode, notes, held.skill_reasons())
+        agents = self._agents(persona, notes)
+        self._add_specialists(catalog, agents, persona, mode, notes, skill_body, unattended=unattended,
+                              allow_mutating=allow_mutating)
         env = ToolEnv(persona=persona, workspace=_workspace(app), services={"hydrated_tools": set(), "memory": store},
                       write_guard=build_write_guard(app.paths, app.personas, app.soul_path()))
         snap = assemble_session(persona, comp.soul, soul.body, index, skills, catalog, mode,
@@ -139,7 +156,7 @@ class SessionService:
                                    snap.memory_keys, snap.skills, snap.notes)
         for n in notes:
             log.info("session %s/%s: %s", persona, sid, n)
-        return PreparedSession(info, snap, env, sid, notes)
+        return PreparedSession(info, snap, env, sid, notes, agents)
 
     def agent(self, prepared: PreparedSession, model: ChatModel, approver: Approver | None = None, *,
               unattended: bool = False, allow_mutating: bool = False, limits: AgentLimits | None = None,
@@ -155,9 +172,44 @@ class SessionService:
             _positive_int(self.app.settings, "agent.max_turns", DEFAULT_MAX_TURNS),
             _positive_int(self.app.settings, "agent.max_tool_calls", DEFAULT_MAX_TOOL_CALLS),
         )
-        return Agent(model, prepared.snapshot.tools, prepared.snapshot.system_prompt, env=prepared.env,
-                     approver=approver or DenyAll(), mode=prepared.snapshot.mode, limits=limits,
+        approver = approver or DenyAll()
+        # The Subagent tool is lent this agent's model, approver, mode and limits: a specialist
+        # never gets more than the session that calls it.
+        link = ParentLink(model, approver, prepared.snapshot.mode, limits, on_tool, _pick_model)
+        tools = [t.bound(link) if isinstance(t, SubagentTool) else t for t in prepared.snapshot.tools]
+        return Agent(model, tools, prepared.snapshot.system_prompt, env=prepared.env,
+                     approver=approver, mode=prepared.snapshot.mode, limits=limits,
                      on_tool=on_tool, preface=preface)
+
+    def _add_specialists(self, catalog: Catalog, listing: AgentDefListing, persona: str, mode: PermissionMode,
+                         notes: list[str], skill_body: Callable[[str], str] | None, *, unattended: bool,
+                         allow_mutating: bool) -> None:
+        """Register ``Subagent`` when the persona has specialists. Its default tool set is the
+        session's own; plan mode and check-ins (unless granted mutating tools) give specialists
+        read-only tools only and offer none that writes."""
+        if not listing.defs:
+            return
+        read_only = mode is PermissionMode.PLAN or (unattended and not allow_mutating)
+        seconds = self.app.settings.get("agent.specialist_time_limit")
+        tool = SubagentTool(listing, catalog.tools(), persona=persona, skill_body=skill_body,
+                            read_only_inside=read_only, forks=self.fork_hook(persona),
+                            seconds=seconds if isinstance(seconds, (int, float)) else None)
+        _register(catalog, tool, "builtin", notes)
+
+    def fork_hook(self, persona: str) -> ForkHook | None:
+        """Where a writing specialist gets its copy of the workspace: the app's fork service
+        (``app.forks.hook(persona)``) when there is one. Without it a writing specialist is
+        refused with a sentence, and nothing it would write can reach the workspace."""
+        forks = getattr(self.app, "forks", None)
+        hook = getattr(forks, "hook", None)
+        if not callable(hook):
+            return None
+        try:
+            made = hook(persona)
+        except Exception as exc:  # noqa: BLE001 - no forks: writers are refused
+            log.warning("forks unavailable for %s: %s", persona, exc)
+            return None
+        return made if isinstance(made, ForkHook) else None
 
     def _time_preface(self, persona: str) -> Callable[[], str]:
         """``Current time: ...`` in the persona's check-in zone (else the system's), worked out
@@ -187,6 +239,17 @@ class SessionService:
         return self.app.plugins.skill_catalog(folder, held.skill_reasons())
 
     # -- parts from other services (each may be missing or broken) --------------------------
+    def _agents(self, persona: str, notes: list[str]) -> AgentDefListing:
+        """The session's specialists, taken once now (snapshot); why any is left out joins the
+        session's notes."""
+        try:
+            listing = self.app.agents.listing(persona)
+        except Exception as exc:  # noqa: BLE001 - a broken agents folder must not stop a chat
+            notes.append(f"specialists unavailable: {exc}")
+            return AgentDefListing(())
+        notes.extend(listing.notes)
+        return listing
+
     def _held_back(self, folder: Path, notes: list[str]) -> HeldBack:
         """What this session leaves out: in strict mode drifted or new files, skills and the soul;
         always, persona skills behind an unapproved link. Approved links come along too."""
@@ -198,18 +261,23 @@ class SessionService:
         notes.extend(held.notes())
         return held
 
-    def _add_pack_parts(self, catalog: Catalog, folder: Path, mode: PermissionMode,
-                        notes: list[str], held_skills: Mapping[str, str] | None = None) -> list[SkillLine]:
+    def _add_pack_parts(self, catalog: Catalog, folder: Path, mode: PermissionMode, notes: list[str],
+                        held_skills: Mapping[str, str] | None = None,
+                        ) -> tuple[list[SkillLine], Callable[[str], str] | None]:
+        """Pack, skill, search and MCP tools; returns the skills list and how to read a skill's
+        body (for specialists that preload skills)."""
         from ..core.hosttools import make_skill_tool, make_tool_search, make_web_search
 
         app = self.app
         skills: list[SkillLine] = []
+        body: Callable[[str], str] | None = None
         try:
             for tool, pack in app.plugins.tool_entries():
                 _register(catalog, tool, pack, notes)
             cat = app.plugins.skill_catalog(folder, held_skills)
             metas = cat.list()
             skills = [SkillLine(m.name, m.description) for m in metas]
+            body = cat.body
             if metas:
                 _register(catalog, make_skill_tool(cat), "builtin", notes)
             provider = app.plugins.search_provider()
@@ -224,7 +292,24 @@ class SessionService:
         except Exception as exc:  # noqa: BLE001
             notes.append(f"MCP tools unavailable: {exc}")
         _register(catalog, make_tool_search(catalog, mode), "builtin", notes)
-        return skills
+        return skills, body
+
+
+def _pick_model(spec: AgentDef, parent: ChatModel) -> ChildModel:
+    """The model a specialist talks to: the parent's for none, ``inherit`` or Claude Code's aliases
+    (with a note), else the named model on the parent's own endpoint and key (its own client)."""
+    from ..adapters.model_client import ModelConfig, OpenAICompatibleModel
+
+    want = spec.model.strip()
+    config = getattr(parent, "config", None)
+    current = config.model if isinstance(config, ModelConfig) else None
+    if not want or want == "inherit" or want == current:
+        return ChildModel(parent)
+    if want in MODEL_ALIASES or not isinstance(config, ModelConfig):
+        return ChildModel(parent, f"the model {want!r} its definition names is not available here; "
+                                  "the persona's model answered")
+    own = OpenAICompatibleModel(dataclasses.replace(config, model=want))
+    return ChildModel(own, close=own.aclose)
 
 
 def _register(catalog: Catalog, tool: Any, source: str, notes: list[str]) -> None:

@@ -21,6 +21,7 @@ from .. import __version__
 
 #: command name -> "module:attribute", imported on first use.
 LAZY_COMMANDS: dict[str, str] = {
+    "agents": "hearthside.cli.agents:agents",
     "doctor": "hearthside.cli.doctor:doctor",
     "persona": "hearthside.cli.persona:persona",
     "soul": "hearthside.cli.soul:soul",

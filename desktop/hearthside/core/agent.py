@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, cast
 
+from .environment import MutatesParent
 from .redact import redact_known, redact_known_obj
 from .safeparse import loads_json
 from .tools import HOST_APPROVAL_EXEMPT, Catalog, PermissionMode, Tool, ToolEnv, ToolResult
@@ -140,7 +141,7 @@ class Agent:
         env: ToolEnv | None = None, approver: Approver | None = None,
         mode: PermissionMode = PermissionMode.DEFAULT, limits: AgentLimits = AgentLimits(),
         on_tool: Callable[[ToolEvent], None] | None = None,
-        preface: Callable[[], str] | None = None,
+        preface: Callable[[], str] | None = None, absent: Mapping[str, str] | None = None,
     ) -> None:
         catalog = Catalog()
         for t in tools:
@@ -158,6 +159,9 @@ class Agent:
         #: a line put in front of each user message in what the model gets (the current time):
         #: there rather than in the system prompt, which stays the same all session (cacheable)
         self.preface = preface
+        #: tools deliberately left out of this session, with the sentence a call to one gets
+        #: (a specialist past the depth limit calling ``Subagent``)
+        self.absent = dict(absent or {})
         self.conversation = Conversation([{"role": "system", "content": system_prompt}])
         self._task: asyncio.Task[AgentResult] | None = None
 
@@ -245,7 +249,9 @@ class Agent:
 
     async def _dispatch(self, calls: list[ToolCall]) -> list[tuple[ToolResult, bool]]:
         """Results in call order. Kept by position, not by call id: some local servers send
-        the same id (or none) for every call of a turn."""
+        the same id (or none) for every call of a turn. A read-only tool whose *call* changes
+        the parent anyway (``MutatesParent``: a specialist's fork merged back) runs alone, like
+        a mutating call, but is asked about only if :func:`needs_approval` says so."""
         out: list[tuple[ToolResult, bool]] = []
         batch: list[ToolCall] = []
 
@@ -256,7 +262,7 @@ class Agent:
 
         for call in calls:
             tool = self._tools.get(call.name)
-            if tool is not None and tool.read_only:
+            if tool is not None and tool.read_only and not _mutates_parent(tool, call):
                 batch.append(call)
                 continue
             await flush()
@@ -266,6 +272,8 @@ class Agent:
 
     async def _run_one(self, call: ToolCall) -> tuple[ToolResult, bool]:
         tool = self._tools.get(call.name)
+        if tool is None and call.name in self.absent:
+            return ToolResult.error(self.absent[call.name]), False
         if tool is None:
             names = ", ".join(sorted(self._tools)) or "none"
             return ToolResult.error(f"There is no tool named {call.name!r} in this session. "
@@ -285,6 +293,20 @@ class Agent:
         if not isinstance(result, ToolResult):
             return ToolResult.error(f"{call.name} returned {type(result).__name__}, not a result"), True
         return result, True
+
+
+def _mutates_parent(tool: Tool, call: ToolCall) -> bool:
+    """Whether this call of an otherwise read-only tool changes the parent (asked of the tool;
+    arguments it cannot read, or a tool that fails to say, count as "it might")."""
+    if not isinstance(tool, MutatesParent):
+        return False
+    args = parse_arguments(call.arguments)
+    if isinstance(args, str):
+        return False  # it will not run at all: the model hears why
+    try:
+        return bool(tool.mutates_parent(args))
+    except Exception:  # noqa: BLE001 - unsure means alone
+        return True
 
 
 def _scrubbed_specs(specs: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -15,7 +15,8 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from contextvars import ContextVar
+from dataclasses import dataclass, replace
 from typing import Any, Protocol, runtime_checkable
 
 from .mcppaths import PathArgument
@@ -43,19 +44,43 @@ class ApprovalRequest:
     path: str
     rest: tuple[tuple[str, str], ...]
     refusal: str = ""
+    #: the specialist whose call this is ("" for the persona's own): the question names it
+    specialist: str = ""
 
     def headline(self) -> str:
-        """One line: ``Write: replace /full/path/SOUL.md`` or ``mcp__x__y: run``."""
-        return visible(f"{self.tool}: {self.action} {self.path}".rstrip())
+        """One line: ``Write: replace /full/path/SOUL.md`` or ``mcp__x__y: run``; a specialist's
+        call starts with ``specialist NAME asks:``."""
+        who = f"specialist {self.specialist} asks: " if self.specialist else ""
+        return visible(f"{who}{self.tool}: {self.action} {self.path}".rstrip())
 
     def as_dict(self) -> dict[str, Any]:
-        """Plain data for a window or ``--json``: the target first, then the rest."""
-        return {"tool": self.tool, "action": self.action, "path": self.path,
-                "rest": [list(kv) for kv in self.rest], "refusal": self.refusal}
+        """Plain data for a window or ``--json``: the target first, then the rest (and who asks,
+        for a specialist's call)."""
+        doc: dict[str, Any] = {"tool": self.tool, "action": self.action, "path": self.path,
+                               "rest": [list(kv) for kv in self.rest], "refusal": self.refusal}
+        if self.specialist:
+            doc["specialist"] = self.specialist
+        return doc
+
 
     def lines(self) -> list[str]:
         """The headline, then ``  name = value`` per other argument."""
         return [self.headline(), *(f"  {visible(k)} = {v}" for k, v in self.rest)]
+
+
+@dataclass(frozen=True)
+class Asking:
+    """Who is asking for the approval being decided: a specialist (a child agent) and the
+    environment its call runs in (a fork's, for a writing specialist)."""
+
+    specialist: str
+    env: ToolEnv
+
+
+#: Set by a specialist's approver around the parent approver's call (core/subagent.py), so every
+#: approver the parent uses — the terminal's, the window's — names the specialist and resolves
+#: paths in the specialist's own environment without a change to the approver protocol.
+ASKING: ContextVar[Asking | None] = ContextVar("hearthside_asking", default=None)
 
 
 def visible(text: str) -> str:
@@ -109,7 +134,15 @@ def _with_resolved_paths(tool: ResolvesPaths, args: Mapping[str, Any], env: Tool
 
 
 def describe_call(tool: Tool, args: Mapping[str, Any], env: ToolEnv) -> ApprovalRequest:
-    """The approval request for calling ``tool`` with ``args`` in ``env``."""
+    """The approval request for calling ``tool`` with ``args`` in ``env`` — or, when a specialist
+    is asking (:data:`ASKING`), in the specialist's environment and with its name on it."""
+    asking = ASKING.get()
+    if asking is None:
+        return _describe(tool, args, env)
+    return replace(_describe(tool, args, asking.env), specialist=asking.specialist)
+
+
+def _describe(tool: Tool, args: Mapping[str, Any], env: ToolEnv) -> ApprovalRequest:
     name = tool.spec.name
     target = None
     if isinstance(tool, Targeted):

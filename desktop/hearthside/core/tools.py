@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
+from .environment import Environment
 from .writeguard import WriteGuard
 
 #: Tool names the model can call: OpenAI-compatible function-name grammar.
@@ -70,12 +71,16 @@ class ToolEnv:
     (memory store, skills catalog, search provider) so tools need no global state.
     ``write_guard`` is the one write guard every mutating tool must ask before it writes
     (the app fills it with the soul, every persona folder and Hearthside's own dirs).
+    ``environment`` is the seed's per-namespace bundle (workspace + optional bound shell) when
+    the session has one; a forked specialist gets its fork's environment (and ``workspace`` set
+    to the fork), so its file tools and its shell see the fork, never the parent.
     """
 
     persona: str = ""
     workspace: str | None = None
     services: dict[str, Any] = field(default_factory=dict)
     write_guard: WriteGuard = field(default_factory=WriteGuard)
+    environment: Environment | None = None
 
 
 @dataclass(frozen=True)

@@ -199,10 +199,32 @@ class TrayController:
             sub.addAction(menu_text(f"Review changes ({r.waiting})…"), lambda: shell.show_review(name)),
         ]
         sub.addAction("Memory…", lambda: shell.show_memory(name))
+        if r.specialists and r.exists:
+            self._specialists_menu(sub, name, r.specialists)
         for a in acts[:3]:
             a.setEnabled(r.exists)
         sub.addAction("Open folder", lambda: shell.open_folder(path))
         return sub
+
+    def _specialists_menu(self, sub: QMenu, persona: str, specialists: tuple[tuple[str, str], ...]) -> None:
+        """*Specialists (N)*: each opens the chat with "Ask the NAME specialist to " typed in."""
+        from .windows.specialists import entry_text
+
+        menu = sub.addMenu(menu_text(f"Specialists ({len(specialists)})"))
+        menu.setToolTipsVisible(True)
+        for agent, description in specialists:
+            act = menu.addAction(entry_text(agent, description),
+                                 lambda a=agent: self._ask_specialist(persona, a))  # type: ignore[misc]
+            act.setToolTip(tip(description))
+
+    def _ask_specialist(self, persona: str, agent: str) -> None:
+        from PySide6.QtWidgets import QPlainTextEdit
+
+        from .windows.specialists import insert_hint
+
+        box = getattr(self.shell.show_chat(persona), "input", None)
+        if isinstance(box, QPlainTextEdit):
+            insert_hint(box, agent)
 
     def update(self) -> None:
         """Icon, tooltip and (when open) the menu follow the shell's state."""

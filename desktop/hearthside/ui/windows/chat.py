@@ -34,6 +34,7 @@ from ..bridge import Bridge
 from ..safetext import Markup, PlainLabel, SafeBrowser, one_line, rich
 from .common import close_on_escape
 from .conversations import ConversationSidebar
+from .specialists import SpecialistsButton, insert_hint
 from .transcript import TranscriptWriter
 
 MODES = (("Ask before changes", PermissionMode.DEFAULT),
@@ -97,6 +98,9 @@ class ChatWindow(QWidget):
             self.mode_box.addItem(label)
         self.mode_box.activated.connect(self._on_mode)
         top.addWidget(self.mode_box, 1)
+        self.specialists = SpecialistsButton(self.app, self.bridge, self)
+        self.specialists.chosen.connect(self._use_specialist)
+        top.addWidget(self.specialists)
         root.addLayout(top)
 
         # the persona's kept conversations on the left (ui/windows/conversations.py), the open one right
@@ -201,6 +205,9 @@ class ChatWindow(QWidget):
         self.setTabOrder(self.input, self.send_button)
         self.setTabOrder(self.send_button, self.stop_button)
 
+    def _use_specialist(self, name: str) -> None:
+        insert_hint(self.input, name)
+
     # --- transcript --------------------------------------------------------------------
     def _append(self, html_text: Markup) -> None:
         self.writer.append(html_text)  # the reply streaming before it is finished first
@@ -260,6 +267,7 @@ class ChatWindow(QWidget):
         self._set_read_only("")
         self.showing = ""
         self.status.setText(f"Opening the chat with {self.persona}…")
+        self.specialists.load(self.persona)
         self.bridge.call_async(lambda: session.open(mode, self._post_tool, alert=self.alert),
                                lambda notes: self._opened(session, notes),
                                lambda exc: self._open_failed(session, exc))

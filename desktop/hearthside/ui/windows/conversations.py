@@ -108,6 +108,7 @@ class ConversationSidebar(QWidget):
         self._query = 0  # answers to an earlier search are dropped
         self._hit_meta: dict[str, ConversationMeta] = {}  # the search results' conversations
         self._renaming = ""  # the conversation the title field renames
+        self._prepared: set[str] = set()  # personas whose search index was built ahead
         self._build()
 
     # --- layout --------------------------------------------------------------------------
@@ -267,6 +268,10 @@ class ConversationSidebar(QWidget):
 
     def _listed(self, metas: list[ConversationMeta]) -> None:
         self.metas = metas
+        if metas and self.persona not in self._prepared:  # the first search is then warm (a worker builds it)
+            self._prepared.add(self.persona)
+            app, persona = self.app, self.persona
+            self.bridge.call(lambda: app.conversations.prepare_search(persona), None, lambda _e: None)
         if self.search.text().strip():
             self.done.emit("listed")
             self.run_search()  # the results stay on show; they are asked again
