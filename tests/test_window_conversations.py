@@ -292,7 +292,7 @@ def test_search_finds_a_word_from_an_old_conversation_and_choosing_the_hit_opens
         with wait_done(qtbot, w.sidebar, "searched"):
             for ch in "azulejo":  # typed key by key: one search once the typing stops
                 qtbot.keyClick(w.sidebar.search, ch)
-        assert calls == ["azulejo"]
+        assert [q for q in calls if q] == ["azulejo"]  # ("" is the index built ahead of the first search)
         assert w.sidebar.titles() == ["Holiday ideas"]
         assert "azulejo museum" in w.sidebar.list.item(0).text().split("\n")[1]  # the snippet
         choose(qtbot, w, 0)
