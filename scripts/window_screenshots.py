@@ -212,6 +212,79 @@ def main(which: str, out: str) -> int:
                 shoot()
 
         box.done.connect(chosen)
+    elif which in ("chat-sidebar", "chat-sidebar-empty"):
+        # The chat window with its sidebar: several kept conversations, the oldest one open with a
+        # formatted reply (or, for -empty, a persona that has none yet).
+        import time as _time
+
+        from fakemodel import FakeModel
+        from hearthside.core.conversations import ConversationId, Header, Kind, Record
+        from hearthside.ui.windows.chat import ChatWindow
+
+        p = app.paths.personas_dir / "juniper"
+        p.mkdir(parents=True)
+        (p / "SOUL.md").write_text("Juniper is calm and kind.")
+        now = _time.time()
+        talks = [
+            (now - 300, "What should I cook tonight? Something with the leftover rice", "Fried rice!"),
+            (now - 3 * 3600, "Remind me what the plumber said about the boiler", "Replace the valve."),
+            (now - 2 * 86400, "Plan the garden beds for spring", "Tomatoes by the south wall."),
+            (now - 9 * 86400, "How do I back up my documents?",
+             ("## Your backup plan\n\nThree steps, **about ten minutes** in all:\n\n"
+              "1. Plug in the *external* drive.\n2. Run the command below.\n3. Check the log.\n\n"
+              "```bash\nrsync -a --delete ~/Documents /media/backup/\n```\n\n"
+              "See [the rsync manual](https://download.samba.org/pub/rsync/rsync.1).\n")),
+            (now - 40 * 86400, "Books like The Left Hand of Darkness?", "Try *The Dispossessed*."),
+        ]
+        if which == "chat-sidebar":
+            for at, first, reply in talks:
+                cid = ConversationId.new(at)
+                app.conversations.append("juniper", cid, [Record(Kind.USER, at, first),
+                                                          Record(Kind.ASSISTANT, at + 5, reply)],
+                                         Header(cid, "juniper", at))
+        fm = FakeModel([{"text": "ok"}]).__enter__()
+        keep.append(fm)
+        os.environ.update(fm.env())
+        os.environ["HEARTHSIDE_MODEL_API_KEY"] = "loopback"
+        w = ChatWindow(app, bridge, "juniper")
+        w.resize(1040, 760)
+
+        def listed(what: str) -> None:
+            if which == "chat-sidebar-empty":
+                shoot()
+            elif what == "listed" and not w.showing:
+                row = w.sidebar.titles().index("How do I back up my documents?")
+                w.sidebar.list.setCurrentRow(row)
+                w.sidebar._choose(w.sidebar.list.item(row))
+                QTimer.singleShot(900, lambda: shoot(100))
+
+        w.sidebar.done.connect(listed)
+    elif which == "settings-conversations":
+        # The Settings window scrolled to its Conversations section, with two personas' chats.
+        import time as _time
+
+        from hearthside.core.conversations import ConversationId, Header, Kind, Record
+        from hearthside.ui.windows.settings import SettingsWindow
+        from PySide6.QtWidgets import QScrollArea
+
+        app.personas.create("Juniper")
+        for persona, n in (("Juniper", 12), ("Rowan", 3)):
+            for i in range(n):
+                at = _time.time() - i * 86400
+                cid = ConversationId.new(at)
+                app.conversations.append(persona, cid, [Record(Kind.USER, at, f"Chat {i}")],
+                                         Header(cid, persona, at))
+        w = SettingsWindow(app, bridge)
+        w.resize(700, 720)
+        cbox = w.conversations_box
+
+        def loaded(what: str) -> None:
+            if what == "loaded":
+                for area in w.findChildren(QScrollArea):
+                    area.ensureWidgetVisible(cbox, 0, 40)
+                shoot()
+
+        cbox.done.connect(loaded)
     elif which == "pack-settings":
         # The real calendar pack's page: two calendars added through its own form (a file each),
         # a third being typed in.

@@ -1,8 +1,9 @@
 """The no-copy test: after a scripted session that adds, imports, uses, rotates and removes
 secrets through the CLI (real subprocesses, real GNOME Keyring, real MCP servers that check
 the header, and the model API key sent to a fake model on 127.0.0.1 in a chat that calls an
-MCP tool), no file under the config, data and state dirs, no log, no CLI output and no request
-body sent to the model contains any secret — raw, base64 or URL-encoded."""
+MCP tool, then continued, with the model echoing the keys it should never have had), no file
+(the kept conversations included) under the config, data and state dirs, no log, no CLI output
+and no request body sent to the model contains any secret — raw, base64 or URL-encoded."""
 
 from __future__ import annotations
 
@@ -112,7 +113,10 @@ def test_no_secret_is_copied_anywhere_after_a_full_session(  # type: ignore[no-u
         # tool (and a tool that hands the server's secret back), rotated, used again, forgotten
         with FakeModel([{"tool_calls": [("mcp__alpha__echo", '{"text": "ping-through-mcp"}'),
                                         ("mcp__alpha__evil_token", "{}")]},
-                        {"text": "done"}, {"text": "again"}], model_ids=("tiny",)) as fm:
+                        {"text": "done"},
+                        # the model echoes the keys it should never have had: the kept
+                        # conversation (and everything else) must hold them masked
+                        {"text": f"again: {model_key2} {rotated}"}], model_ids=("tiny",)) as fm:
             cli("persona", "new", "juniper")
             cli("model", "use", fm.base_url, "tiny")
             cli("model", "set-key", input=model_key + "\n")
@@ -120,7 +124,7 @@ def test_no_secret_is_copied_anywhere_after_a_full_session(  # type: ignore[no-u
             first = cli("chat", "juniper", "hi")
             assert first.stdout.strip() == "done"
             cli("model", "set-key", input=model_key2 + "\n")
-            cli("chat", "juniper", "hi again")
+            cli("chat", "juniper", "--continue", "hi again")
             cli("model", "forget-key")
         auths = [h.get("authorization") for h in fm.headers]
         assert auths == [f"Bearer {model_key}"] * 2 + [f"Bearer {model_key2}"]
@@ -146,6 +150,11 @@ def test_no_secret_is_copied_anywhere_after_a_full_session(  # type: ignore[no-u
         assert store.get(ref) is None, ref
 
     files = [p for p in isolated_home.rglob("*") if p.is_file() and not p.is_symlink()]
+    kept = [p for p in files if "conversations" in p.parts and p.suffix == ".jsonl"]
+    assert kept, "no conversation was kept, so the conversations check would prove nothing"
+    kept_text = b"".join(p.read_bytes() for p in kept)
+    assert b"ping-through-mcp" in kept_text and b"again: ********" in kept_text
+    assert "left out" not in json.dumps(fm.requests[2]) and "done" in json.dumps(fm.requests[2])  # continued
     logs = [p for p in files if "log" in p.parts]
     assert logs, "the session wrote no log, so the log check would prove nothing"
     assert any("alpha" in p.read_text(errors="replace") for p in logs)
@@ -282,6 +291,9 @@ def test_no_secret_echoed_or_pasted_is_copied_into_any_file_or_output(  # type: 
     cli("model", "forget-key")
 
     files = [p for p in isolated_home.rglob("*") if p.is_file() and not p.is_symlink()]
+    kept = [p for p in files if "conversations" in p.parts and p.suffix == ".jsonl"]
+    assert kept, "no conversation was kept, so the conversations check would prove nothing"
+    assert b"Your key is ******** and nobody should see it" in b"".join(p.read_bytes() for p in kept)
     assert any("log" in p.parts for p in files)
     blobs = {str(p): p.read_bytes() for p in files}
     blobs.update({f"output {i}": o.encode() for i, o in enumerate(outputs)})

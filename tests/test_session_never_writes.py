@@ -1,4 +1,4 @@
-"""Chats, heartbeats and memory writes never write the soul or a persona folder.
+"""Chats (and their kept conversations), heartbeats and memory writes never write the soul or a persona folder.
 
 Reuses the audit-hook recorder of ``test_never_writes.py``: every write-like operation of this
 process is recorded while a chat (with memory tool calls and a refused file write aimed at the
@@ -38,7 +38,7 @@ def test_chats_heartbeats_and_memory_writes_never_touch_the_soul_or_persona_fold
     write = json.dumps({"path": "SOUL.md", "content": "rewritten by the model"})
     script = [
         {"tool_calls": [("memory_remember", remember), ("Write", write)]}, {"text": "Noted."},
-        {"text": "Your 3pm sync is soon."}, {"text": "HEARTBEAT_OK"},
+        {"text": "Your 3pm sync is soon."}, {"text": "HEARTBEAT_OK"}, {"text": "And coffee too."},
     ]
     with FakeModel(script) as fm:
         for k, v in fm.env().items():
@@ -60,12 +60,20 @@ def test_chats_heartbeats_and_memory_writes_never_touch_the_soul_or_persona_fold
             tomb = json.loads(_cli("memory", "forget", "pref/tea", "--persona", "alice", "--version", ver, "--json"))
             _cli("memory", "undo", "pref/tea", "--persona", "alice", "--version", tomb["current"]["version"])
             _cli("memory", "remember", "note/x", "by the user", "--persona", "alice")
+            # the kept conversation: continued, renamed, exported outside, deleted
+            assert "And coffee too." in _cli("chat", "alice", "--continue", "and coffee?")
+            [row] = json.loads(_cli("chats", "list", "alice", "--json"))
+            AppContext().conversations.rename(row["id"], "Tea and coffee")
+            _cli("chats", "export", row["id"], str(isolated_home / "tea.md"))
+            _cli("chats", "delete", row["id"])
         finally:
             RECORDER.active = False
     ops = list(RECORDER.ops)
     memory_dir = os.path.realpath(isolated_home / ".local" / "share" / "hearthside" / "memory" / "alice")
     assert any(op.path.startswith(memory_dir) for op in ops), "memory writes were not seen: recorder broken?"
     assert any(op.path.endswith("notifications.jsonl") for op in ops)
+    conversations = os.path.realpath(isolated_home / ".local" / "share" / "hearthside" / "conversations")
+    assert any(op.path.startswith(conversations + "/alice/") for op in ops), "conversation writes not seen"
     assert find_violations(ops, config, [folder], {}) == []
     assert {p: p.read_bytes() for p in before} == before
     tool_msgs = [m["content"] for m in fm.requests[1]["messages"] if m["role"] == "tool"]

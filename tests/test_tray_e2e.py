@@ -156,3 +156,89 @@ def test_a_person_sees_check_ins_and_hand_edits_in_the_tray(desktop, app_context
                 app.wait(15)
             _out, err = app.communicate()
     assert "Traceback" not in err, err
+
+
+def xtype(env: dict[str, str], text: str) -> None:
+    subprocess.run(["xdotool", "type", "--delay", "40", text], env=env, check=True, timeout=60)
+
+
+def open_chat_from_menu(env: dict[str, str], box: tuple[int, int, int, int]) -> None:
+    """The tray menu, the persona's submenu, *Chat…* (its first entry one can choose)."""
+    open_menu(env, box)
+    xkey(env, "Down", "Right", "Return")
+    if not wait_for(lambda: window_visible(env, "Chat with juniper"), 20, 0.2):
+        shoot(env, "chat-did-not-open.png")
+        raise AssertionError("the chat window did not open from the tray menu")
+    time.sleep(1.0)  # the session opens and the sidebar lists the conversations
+
+
+def start_tray(env: dict[str, str], name: str) -> tuple[subprocess.Popen[str], tuple[int, int, int, int]]:
+    app = subprocess.Popen([sys.executable, "-m", "hearthside"], env=env, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+    shot = output_dir() / name
+    assert wait_for(lambda: app.poll() is None and shoot(env, name) and icon_pixels(shot) >= 100, 60, 0.5), \
+        "the tray icon did not appear"
+    time.sleep(4.0)  # the menu says "Starting…" until the personas are read
+    return app, _icon_box(shot)
+
+
+def quit_tray(env: dict[str, str], app: subprocess.Popen[str], box: tuple[int, int, int, int]) -> str:
+    try:
+        open_menu(env, box)
+        xkey(env, "Up", "Return")
+        assert app.wait(15) == 0
+    finally:
+        if app.poll() is None:
+            app.terminate()
+            app.wait(15)
+    _out, err = app.communicate()
+    return err
+
+
+def test_a_chat_is_kept_across_a_restart_and_continues_with_the_earlier_messages(  # type: ignore[no-untyped-def]
+        desktop, app_context) -> None:
+    """Chat from the tray, quit, start again: the conversation is in the sidebar, and continuing it
+    sends the earlier messages to the model."""
+    from personas import just_checked_in
+
+    make_persona(app_context, "juniper")
+    just_checked_in(app_context)  # no check-in at start: the model hears only the chat
+    with FakeModel([{"text": "Miso is a **lovely** name for a cat."}, {"text": "Your cat is called Miso."}],
+                   default={"text": "HEARTBEAT_OK"}) as fm:
+        env = dict(desktop, **fm.env(), HEARTHSIDE_MODEL_API_KEY="loopback")
+        app, box = start_tray(env, "kept-start.png")
+        try:
+            open_chat_from_menu(env, box)
+            xtype(env, "My cat is called Miso")
+            xkey(env, "ctrl+Return")
+            assert wait_for(lambda: [m.messages for m in app_context.conversations.list("juniper")] == [2], 30, 0.2), \
+                "the conversation was not kept"
+            time.sleep(1.0)
+            shoot(env, "kept-first-chat.png")
+        finally:
+            err = quit_tray(env, app, box)
+        assert "Traceback" not in err, err
+
+        app, box = start_tray(env, "kept-restart.png")
+        try:
+            open_chat_from_menu(env, box)
+            shoot(env, "kept-sidebar-after-restart.png")
+            wid = subprocess.run(["xdotool", "search", "--onlyvisible", "--name", "Chat with juniper"], env=env,
+                                 capture_output=True, text=True, check=True).stdout.split()[0]
+            # the sidebar's first row (its title line), below the search box
+            subprocess.run(["xdotool", "mousemove", "--window", wid, "120", "80", "click", "1"], env=env,
+                           check=True, timeout=30)
+            time.sleep(1.5)  # the conversation is shown and the session continues it
+            xtype(env, "What is my cat called?")
+            xkey(env, "ctrl+Return")
+            assert wait_for(lambda: len(fm.requests) >= 2, 30, 0.2), "the continued message did not reach the model"
+            time.sleep(1.0)
+            shoot(env, "kept-continued.png")
+        finally:
+            err = quit_tray(env, app, box)
+        assert "Traceback" not in err, err
+    sent = [m for m in fm.requests[-1]["messages"] if m["role"] != "system"]
+    assert [m["role"] for m in sent] == ["user", "assistant", "user"]
+    assert sent[0]["content"] == "My cat is called Miso" and "lovely" in sent[1]["content"]
+    convs = app_context.conversations.list("juniper")
+    assert len(convs) == 1 and convs[0].messages == 4 and convs[0].title == "My cat is called Miso"

@@ -20,6 +20,7 @@ from ..core.approval import ASKING, describe_call, shown
 from ..core.tools import PermissionMode, Tool
 
 if TYPE_CHECKING:
+    from .conversations import ConversationService, Recorder
     from .sessions import PreparedSession, SessionService
 
 #: Argument names that name the thing a tool acts on, shown first in an approval prompt.
@@ -103,23 +104,34 @@ def _short(value: Any, limit: int) -> str:
 Ask = Callable[[ApprovalRequest], Awaitable[bool]]
 
 
-class _CallbackApprover:
-    """The agent's approver for a window: each mutating call becomes an ``ApprovalRequest``."""
+def approval_line(request: ApprovalRequest) -> str:
+    """What was asked, in one line, as a kept conversation records it (the target in full)."""
+    return ", ".join(f"{k}={v if k == 'path' else _short(v, 60)}" for k, v in request.fields)
 
-    def __init__(self, ask: Ask, env: Any = None) -> None:
+
+class _CallbackApprover:
+    """The agent's approver for a window: each mutating call becomes an ``ApprovalRequest``;
+    the answer (given or refused) is recorded in the kept conversation when ``record`` is set."""
+
+    def __init__(self, ask: Ask, env: Any = None,
+                 record: Callable[[ApprovalRequest, bool], None] | None = None) -> None:
         self.ask = ask
         self.env = env
+        self.record = record
 
     async def approve(self, tool: Tool, call: ToolCall, args: Mapping[str, Any]) -> bool:
         request = approval_request(tool, call, args, self.env)
         if request.refusal:
             return True  # as in the CLI: the write guard refuses it and the model hears why
         try:
-            return bool(await self.ask(request))
+            allowed = bool(await self.ask(request))
         except asyncio.CancelledError:
             raise
         except Exception:  # noqa: BLE001 - no answer is a no
-            return False
+            allowed = False
+        if self.record is not None:
+            self.record(request, allowed)
+        return allowed
 
 
 @dataclass(frozen=True)
@@ -131,44 +143,110 @@ class TurnOutcome:
 
 
 class ChatDeps(Protocol):
-    """What a chat uses of the app: the session service (``AppContext`` builds it on first use,
-    here on the runtime's worker thread, never on the Qt thread)."""
+    """What a chat uses of the app: the session service and the kept conversations
+    (``AppContext`` builds them on first use, here on the runtime's worker thread, never on the
+    Qt thread)."""
 
     @property
     def sessions(self) -> SessionService: ...
 
+    @property
+    def conversations(self) -> ConversationService: ...
+
 
 class ChatSession:
-    """One persona's conversation. Create it on the runtime loop with :meth:`open`."""
+    """One persona's conversation. Create it on the runtime loop with :meth:`open`.
 
-    def __init__(self, app: ChatDeps, persona: str, ask: Ask) -> None:
+    The conversation is kept as it happens (``app.conversations``): each user message before
+    it is answered, each final reply, each tool call with its one-line result, each approval
+    given or refused, and the check-in alert it was opened for. ``conversation`` (an id) makes
+    :meth:`open` continue that conversation instead of starting a new one."""
+
+    def __init__(self, app: ChatDeps, persona: str, ask: Ask, conversation: str | None = None) -> None:
         self.app = app
         self.persona = persona
         self.ask = ask
         self.mode = PermissionMode.DEFAULT
         self.notes: list[str] = []
+        #: the kept conversation being recorded (set by :meth:`open`)
+        self.recorder: Recorder | None = None
+        self._continue = conversation
         self._model: Any = None
         self._agent: Agent | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._on_tool: Callable[[ToolEvent], None] | None = None
 
-    async def open(self, mode: PermissionMode = PermissionMode.DEFAULT,
-                   on_tool: Callable[[ToolEvent], None] | None = None) -> list[str]:
-        """Prepare the session (files are read off the loop) and return its notes.
+    @property
+    def conversation_id(self) -> str:
+        """The id of the conversation being kept ("" before :meth:`open`). A new conversation's
+        file exists only once its first message is kept."""
+        return self.recorder.id.value if self.recorder is not None else ""
 
-        Raises ``ModelNotConfigured`` / ``PersonaError`` with their sentences."""
+    async def open(self, mode: PermissionMode = PermissionMode.DEFAULT,
+                   on_tool: Callable[[ToolEvent], None] | None = None, *, alert: str | None = None) -> list[str]:
+        """Prepare the session (files are read off the loop) and return its notes. ``alert``:
+        the check-in alert the chat was opened for (kept as the conversation's first record).
+
+        Raises ``ModelNotConfigured`` / ``PersonaError`` with their sentences, and
+        ``ServiceError`` when the conversation to continue does not exist or is read-only."""
         self._loop = asyncio.get_running_loop()
         self._on_tool = on_tool
+        self.mode = mode
         if self._model is None:  # reads settings and the keyring: off the loop
             self._model = await asyncio.to_thread(self.app.sessions.model)
-        await self._build(mode, carry=False)
+        await self._start(self._continue)
+        if alert and self.recorder is not None:
+            await asyncio.to_thread(self.recorder.alert, alert)
         return self.notes
+
+    async def new_conversation(self) -> list[str]:
+        """Start a new kept conversation (the model forgets the talk so far); returns the notes."""
+        await self._start(None)
+        return self.notes
+
+    async def continue_conversation(self, conversation: str) -> list[str]:
+        """Continue the kept conversation ``conversation`` (an id): the model gets as much of
+        it as fits its context budget (``[conversations] context_chars``), newest first, with a
+        one-line note of what was left out. Raises ``ServiceError`` (NOT_FOUND, INVALID)."""
+        await self._start(conversation)
+        return self.notes
+
+    async def _start(self, conversation: str | None) -> None:
+        service = self.app.conversations
+
+        def load() -> tuple[Recorder, list[dict[str, str]], str]:
+            recorder = service.recorder(self.persona, conversation)
+            if conversation is None:
+                return recorder, [], ""
+            cont = service.continuation(recorder.id)
+            title = service.meta(recorder.id).title
+            said = f"Continuing \u201c{title}\u201d" + (f" {cont.note}" if cont.note else "")
+            return recorder, list(cont.messages), said
+
+        recorder, history, said = await asyncio.to_thread(load)
+        await self._build(self.mode, carry=False)
+        assert self._agent is not None
+        self._agent.messages.extend(history)
+        self.recorder = recorder
+        self._continue = recorder.id.value if conversation is not None else None
+        if said:
+            self.notes.append(said)
+
+    def _record_tool(self, ev: ToolEvent) -> None:
+        if self.recorder is not None:
+            self.recorder.tool(ev)
+        if self._on_tool is not None:
+            self._on_tool(ev)
+
+    def _record_approval(self, request: ApprovalRequest, allowed: bool) -> None:
+        if self.recorder is not None:
+            self.recorder.approval(request.tool, allowed, approval_line(request))
 
     async def _build(self, mode: PermissionMode, carry: bool) -> None:
         def build() -> tuple[PreparedSession, Agent]:  # reads the persona files and settings: off the loop
             prepared = self.app.sessions.prepare(self.persona, mode)
-            return prepared, self.app.sessions.agent(prepared, self._model,
-                                                     _CallbackApprover(self.ask, prepared.env), on_tool=self._on_tool)
+            approver = _CallbackApprover(self.ask, prepared.env, self._record_approval)
+            return prepared, self.app.sessions.agent(prepared, self._model, approver, on_tool=self._record_tool)
 
         prepared, agent = await asyncio.to_thread(build)
         if carry and self._agent is not None:  # the talk so far continues under the new mode
@@ -186,9 +264,14 @@ class ChatSession:
             raise RuntimeError("open() the chat session first")
         if not text.strip():
             return TurnOutcome(None, "The message is empty; write something first.")
+        recorder = self.recorder
+        if recorder is not None:  # on disk before the answer starts: a crash loses at most the reply
+            await asyncio.to_thread(recorder.user, text)
         try:
-            return TurnOutcome(await self._agent.send(text, on_text))
+            result = await self._agent.send(text, on_text)
         except ModelError as exc:
+            if recorder is not None:
+                await asyncio.to_thread(recorder.note, f"No reply: {exc}")
             # Drop the unanswered message so the next one starts from a valid history.
             msgs = self._agent.messages
             while len(msgs) > 1 and msgs[-1].get("role") != "user":
@@ -196,6 +279,12 @@ class ChatSession:
             if len(msgs) > 1:
                 msgs.pop()
             return TurnOutcome(None, str(exc))
+        if recorder is not None:
+            if result.stopped == "cancelled":
+                await asyncio.to_thread(recorder.note, "The answer was cancelled.")
+            elif result.text:
+                await asyncio.to_thread(recorder.reply, result.text)
+        return TurnOutcome(result)
 
     def cancel(self) -> None:
         """Stop the answer in progress (safe to call from any thread)."""

@@ -17,6 +17,7 @@ from .settings import SettingsStore
 if TYPE_CHECKING:  # the services are imported on first use, never at start
     from ..adapters.secrets import KeyringSecretStore
     from .agents import AgentService
+    from .conversations import ConversationService
     from .drift import DriftService
     from .forks import ForkService
     from .heartbeat import HeartbeatService
@@ -100,6 +101,13 @@ class AppContext:
         from .memory import MemoryService
 
         return MemoryService(self.paths)
+
+    @cached_property
+    def conversations(self) -> ConversationService:
+        """Kept conversations of every persona (data dir, never a persona folder)."""
+        from .conversations import ConversationService
+
+        return ConversationService(self.paths, self.settings, lambda: [p.name for p in self.personas.list()])
 
     @cached_property
     def sessions(self) -> SessionService:

@@ -35,6 +35,7 @@ from .events import AppEvents
 if TYPE_CHECKING:
     from ..core.mcpconfig import ServerStatus
     from .agents import AgentService
+    from .conversations import ConversationService
     from .drift import DriftService
     from .drift_types import DriftEvent
     from .forks import ForkRecord, ForkService
@@ -117,6 +118,9 @@ class LifecycleDeps(Protocol):
     def mcp(self) -> McpService: ...
 
     @property
+    def conversations(self) -> ConversationService: ...
+
+    @property
     def notifications(self) -> NotificationHistory: ...
 
     @property
@@ -143,6 +147,7 @@ class Lifecycle:
         self.stopping = threading.Event()
         self._unsubscribe: Callable[[], None] | None = None
         self._mcp_future: concurrent.futures.Future[Any] | None = None
+        self._tidy_future: concurrent.futures.Future[Any] | None = None
         self._stopped = False
         self.last_outcome: dict[str, HeartbeatOutcome] = {}
 
@@ -163,6 +168,9 @@ class Lifecycle:
         log.info("check-ins scheduled for %s", ", ".join(names or []) or "no personas")
         if not self.stopping.is_set():
             self._step("MCP servers were not connected", self._start_mcp)
+        if not self.stopping.is_set():  # retention: at start, then daily while the tray runs
+            self._tidy_future = self._step("old conversations are not removed",
+                                           lambda: runtime.submit(app.conversations.tidy_daily()))
         self.started.set()
         return self.problems
 
@@ -331,6 +339,8 @@ class Lifecycle:
             rt = None  # already stopped (another front end on the same app)
         if self._mcp_future is not None:
             self._mcp_future.cancel()
+        if self._tidy_future is not None:
+            self._tidy_future.cancel()
         if rt is not None and app.built("heartbeat"):
             try:
                 rt.run(app.heartbeat.stop(), timeout=remaining(0.4))

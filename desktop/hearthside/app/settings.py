@@ -58,7 +58,7 @@ FIX_OR_START_OVER = ("fix the file, or run 'hearthside settings start-over' to k
 
 #: Top-level names that are sections (tables). ``personas = 5`` or ``model = 5`` is ignored with
 #: a sentence, so no caller ever has to cope with a number where it expects a section.
-TABLES = ("agent", "drift", "files", "model", "persona_folders", "personas", "plugins", "search")
+TABLES = ("agent", "conversations", "drift", "files", "model", "persona_folders", "personas", "plugins", "search")
 
 
 def _short(text: str, key: str) -> str:

@@ -30,6 +30,7 @@ LAZY_COMMANDS: dict[str, str] = {
     "memory": "hearthside.cli.memory:memory",
     "heartbeat": "hearthside.cli.heartbeat:heartbeat",
     "chat": "hearthside.cli.chat:chat",
+    "chats": "hearthside.cli.chats:chats",
     "model": "hearthside.cli.model:model",
     "settings": "hearthside.cli.settings:settings",
     "forks": "hearthside.cli.forks:forks",

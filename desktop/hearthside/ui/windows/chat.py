@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QScrollArea,
+    QSplitter,
     QVBoxLayout,
     QWidget,
 )
@@ -26,10 +27,13 @@ from PySide6.QtWidgets import (
 from ...app.chat import ApprovalRequest, ChatSession, TurnOutcome, short_arguments
 from ...app.context import AppContext
 from ...core.agent import ModelError, ToolEvent
+from ...core.conversations import Conversation, ConversationMeta, Kind, Record
+from ...core.errors import ErrorKind, kind_of, sentence_of
 from ...core.tools import PermissionMode
 from ..bridge import Bridge
 from ..safetext import Markup, PlainLabel, SafeBrowser, one_line, rich
 from .common import close_on_escape
+from .conversations import ConversationSidebar
 from .specialists import SpecialistsButton, insert_hint
 from .transcript import TranscriptWriter
 
@@ -60,9 +64,12 @@ class ChatWindow(QWidget):
         self._pending: tuple[ApprovalRequest, Any] | None = None
         self.model_setup: Any = None
         self.alert: str | None = None
+        self.read_only = ""  # why the conversation shown cannot be continued ("" when it can)
+        self.showing = ""  # the kept conversation being opened or shown ("" for a new one)
+        self.session_ready = False
         self.setWindowTitle(f"Chat with {one_line(persona)} — Hearthside")  # a folder name: no bidi trick
         self.persona_names: list[str] = [persona]  # the combo box's entries, as they really are
-        self.resize(720, 620)
+        self.resize(980, 640)
         self._build()
         close_on_escape(self)
         self._piece.connect(self._on_piece)
@@ -95,6 +102,23 @@ class ChatWindow(QWidget):
         self.specialists.chosen.connect(self._use_specialist)
         top.addWidget(self.specialists)
         root.addLayout(top)
+
+        # the persona's kept conversations on the left (ui/windows/conversations.py), the open one right
+        self.sidebar = ConversationSidebar(self.app, self.bridge, self.persona)
+        self.sidebar.chosen.connect(self.open_conversation)
+        self.sidebar.new_chat.connect(self.new_chat)
+        self.sidebar.deleted.connect(lambda _cid: self.new_chat())
+        self.sidebar.setEnabled(False)  # until the session is open
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.setChildrenCollapsible(False)
+        split.addWidget(self.sidebar)
+        column = QWidget()
+        split.addWidget(column)
+        split.setStretchFactor(1, 1)
+        split.setSizes([280, 700])
+        root.addWidget(split, 1)
+        root = QVBoxLayout(column)  # the open conversation's column
+        root.setContentsMargins(0, 0, 0, 0)
 
         self.banner = QFrame()
         self.banner.setFrameShape(QFrame.Shape.StyledPanel)
@@ -238,19 +262,27 @@ class ChatWindow(QWidget):
             self.bridge.call_async(old.close)
         session, mode = self.session, MODES[self.mode_box.currentIndex()][1]
         self.send_button.setEnabled(False)
+        self.session_ready = False
+        self.sidebar.setEnabled(False)
+        self._set_read_only("")
+        self.showing = ""
         self.status.setText(f"Opening the chat with {self.persona}…")
         self.specialists.load(self.persona)
-        self.bridge.call_async(lambda: session.open(mode, self._post_tool),
+        self.bridge.call_async(lambda: session.open(mode, self._post_tool, alert=self.alert),
                                lambda notes: self._opened(session, notes),
                                lambda exc: self._open_failed(session, exc))
 
     def _opened(self, session: ChatSession, notes: list[str]) -> None:
         if session is not self.session:
             return
+        self.session_ready = True
         self.send_button.setEnabled(True)
         self.status.setText("; ".join(notes) if notes else f"Talking to {self.persona}.")
         if not self.alert:
             self.banner.hide()
+        self.sidebar.setEnabled(True)
+        self.sidebar.refresh(select=session.conversation_id)  # a check-in alert's chat is listed at once
+        self.input.setFocus()  # ready to write
         self.ready.emit()
 
     def _open_failed(self, session: ChatSession, exc: BaseException) -> None:
@@ -265,6 +297,8 @@ class ChatWindow(QWidget):
         else:
             self._banner(f"The chat with {self.persona} could not start: {exc}", button=False)
             self.status.setText("")
+        self.sidebar.setEnabled(True)  # kept conversations can still be read, exported and deleted
+        self.sidebar.refresh()
         self.ready.emit()
 
     def open_model_setup(self) -> None:
@@ -290,7 +324,9 @@ class ChatWindow(QWidget):
             self.alert = None
             self.banner.hide()
             self.setWindowTitle(f"Chat with {one_line(name)} — Hearthside")
-            self._append(rich("<hr><i>Now talking to {}.</i>", name))
+            self.writer.clear()
+            self._append(rich("<i>Now talking to {}.</i>", name))
+            self.sidebar.set_persona(name)
             self._open_session()
 
     def _on_mode(self, index: int) -> None:
@@ -310,7 +346,7 @@ class ChatWindow(QWidget):
     def send(self) -> None:
         text = self.input.toPlainText().strip()
         session = self.session
-        if not text or session is None or self.busy:
+        if not text or session is None or self.busy or self.read_only or not self.session_ready:
             return
         self.input.clear()
         self._append(rich("<b>You:</b> {}", text))
@@ -318,6 +354,7 @@ class ChatWindow(QWidget):
         self.mode_box.setEnabled(False)  # the switch applies between messages, never mid-answer
         self.send_button.setEnabled(False)
         self.stop_button.setEnabled(True)
+        self.sidebar.setEnabled(False)  # another conversation is chosen between answers, never during one
         self.status.setText(f"{self.persona} is answering…")
         self.bridge.call_async(lambda: session.send(text, self._post_piece), self._finished, self._failed)
 
@@ -358,6 +395,10 @@ class ChatWindow(QWidget):
         self.send_button.setEnabled(self.session is not None)
         self.stop_button.setEnabled(False)
         self._clear_approval(False)
+        self.sidebar.setEnabled(True)
+        if self.session is not None:  # the conversation was kept: listed (first) under its title
+            self.showing = self.session.conversation_id
+            self.sidebar.refresh(select=self.showing)
 
     def stop(self) -> None:
         """Cancel the answer in progress for real (the agent task is cancelled on the runtime)."""
@@ -365,6 +406,104 @@ class ChatWindow(QWidget):
             self._clear_approval(False)
             self.session.cancel()
             self.status.setText("Stopping…")
+
+    # --- kept conversations (the sidebar) ----------------------------------------------
+    def new_chat(self) -> None:
+        """Start a new conversation: the model forgets this one (it stays in the list)."""
+        session = self.session
+        if session is None or self.busy:
+            return
+        self.writer.clear()
+        self.showing = ""
+        self._set_read_only("")
+        self.sidebar.select("")
+        if not self.session_ready:
+            return
+        self.send_button.setEnabled(False)
+
+        def started(_notes: list[str]) -> None:
+            if session is self.session:
+                self.send_button.setEnabled(True)
+                self.status.setText("A new conversation: write below to start it.")
+                self.input.setFocus()
+
+        self.bridge.call_async(session.new_conversation, started, self._conversation_failed)
+
+    def open_conversation(self, meta: ConversationMeta) -> None:
+        """Show a kept conversation and continue it (a read-only one is only shown)."""
+        if self.busy:
+            return
+        cid, app = meta.id.value, self.app
+        self.showing = cid
+        self.send_button.setEnabled(False)
+        self.status.setText(f"Opening \u201c{meta.title}\u201d…")
+        self.bridge.call(lambda: app.conversations.open(cid), lambda conv: self._show_conversation(cid, conv),
+                         self._conversation_failed)
+
+    def _show_conversation(self, cid: str, conv: Conversation) -> None:
+        if cid != self.showing:
+            return  # another one was chosen meanwhile
+        self.writer.clear()
+        for rec in conv.records:
+            self._show_record(rec)
+        problems = " ".join(conv.meta.problems)
+        if conv.meta.read_only:
+            self._set_read_only(problems or "This conversation cannot be continued.")
+            self.status.setText(f"{self.read_only} It can still be exported or deleted.")
+            return
+        self._set_read_only("")
+        session = self.session
+        if session is None or not self.session_ready:
+            self.status.setText(problems)
+            return
+
+        def continued(notes: list[str]) -> None:
+            if session is self.session and cid == self.showing:
+                self.send_button.setEnabled(True)
+                self.status.setText(" ".join([problems, "; ".join(notes)]).strip())
+                self.input.setFocus()
+
+        self.bridge.call_async(lambda: session.continue_conversation(cid), continued, self._conversation_failed)
+
+    def _show_record(self, rec: Record) -> None:
+        if rec.kind is Kind.USER:
+            self._append(rich("<b>You:</b> {}", rec.text))
+        elif rec.kind is Kind.ASSISTANT:
+            self.show_reply(rec.text)
+        elif rec.kind is Kind.TOOL:
+            mark = rich("<span style='color:#070'>ok</span>") if rec.ok else rich(
+                "<span style='color:#a00'>{}</span>", rec.text or "error")
+            self._append(rich("<span style='color:#555'>⚙ {}({}) — {}</span>", rec.tool, rec.detail, mark))
+        elif rec.kind is Kind.APPROVAL:
+            self._append(rich("<span style='color:#555'>{}: {}</span>",
+                              "Allowed once" if rec.ok else "Denied", rec.tool))
+        elif rec.kind is Kind.ALERT:
+            self._append(rich("<div style='background:#fff7e0'><b>Check-in alert from {}:</b> {}</div>",
+                              self.persona, rec.text))
+        elif rec.kind is Kind.NOTE:
+            self._append(rich("<i>{}</i>", rec.text))
+
+    def _set_read_only(self, why: str) -> None:
+        """A read-only conversation cannot be continued: the input says why."""
+        self.read_only = why
+        self.input.setReadOnly(bool(why))
+        self.input.setPlaceholderText(f"{why} Choose another conversation or New chat to write." if why
+                                      else "Write to the persona… (Ctrl+Enter sends)")
+        if why:
+            self.input.clear()
+            self.send_button.setEnabled(False)
+
+    def _conversation_failed(self, exc: BaseException) -> None:
+        if kind_of(exc) is ErrorKind.INVALID:  # read-only or another persona's: shown, not continued
+            self._set_read_only(sentence_of(exc))
+        elif kind_of(exc) is ErrorKind.NOT_FOUND:  # deleted meanwhile (another process, retention)
+            self.sidebar.refresh()
+        self.status.setText(sentence_of(exc) or type(exc).__name__)
+
+    def export_to(self, path: str, overwrite: bool = False) -> None:
+        """Export the conversation shown as Markdown to ``path`` (what *Export…* does after its dialog)."""
+        if self.showing:
+            self.sidebar.export_to(self.showing, path, overwrite)
 
     # --- approval ----------------------------------------------------------------------
     async def _ask_on_runtime(self, request: ApprovalRequest) -> bool:

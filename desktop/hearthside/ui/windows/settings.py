@@ -1,6 +1,7 @@
 """*Settings…*: the model (endpoint, name, API key into the keyring, Test); each persona's
 check-ins (interval, active hours with a timezone, pause); strict mode; notifications and quiet
-hours; the web-search provider and its key (ui/windows/searchbox.py); where the soul file is;
+hours; the web-search provider and its key (ui/windows/searchbox.py); how long conversations are
+kept and deleting a persona's (ui/windows/settings_conversations.py); where the soul file is;
 safe mode explained, with a restart.
 
 The form refuses what cannot be saved with the reason next to it (an unknown timezone, an end
@@ -48,6 +49,7 @@ from .managekit import (
     row,
 )
 from .searchbox import SearchProviderBox
+from .settings_conversations import ConversationsBox
 from .settings_times import CheckinTimesBox
 
 LOCAL = "Local time (this computer)"
@@ -178,6 +180,10 @@ class SettingsWindow(ManageWindow):
         self.search_box = SearchProviderBox(app, self.call_bg)
         lay.addWidget(self.search_box)
 
+        # kept conversations: how long, and delete all of a persona's (settings_conversations.py)
+        self.conversations_box = ConversationsBox(app, self.call_bg)
+        lay.addWidget(self.conversations_box)
+
         # soul file
         box = named(QGroupBox("Your soul file"), "Soul file")
         v = QVBoxLayout(box)
@@ -236,6 +242,7 @@ class SettingsWindow(ManageWindow):
 
         self.call_bg(work, self._show, lambda exc: self.message.say(str(exc), "error"))
         self.search_box.reload()
+        self.conversations_box.reload()
 
     def _show(self, values: dict[str, Any]) -> None:
         self.values = values
