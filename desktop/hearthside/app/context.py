@@ -106,7 +106,10 @@ class AppContext:
         """Kept conversations of every persona (data dir, never a persona folder)."""
         from .conversations import ConversationService
 
-        return ConversationService(self.paths, self.settings, lambda: [p.name for p in self.personas.list()])
+        from .writeguard import build_write_guard
+
+        return ConversationService(self.paths, self.settings, lambda: [p.name for p in self.personas.list()],
+                                   write_guard=lambda: build_write_guard(self.paths, self.personas, self.soul_path()))
 
     @cached_property
     def sessions(self) -> SessionService:
