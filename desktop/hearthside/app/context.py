@@ -105,7 +105,6 @@ class AppContext:
     def conversations(self) -> ConversationService:
         """Kept conversations of every persona (data dir, never a persona folder)."""
         from .conversations import ConversationService
-
         from .writeguard import build_write_guard
 
         return ConversationService(self.paths, self.settings, lambda: [p.name for p in self.personas.list()],
