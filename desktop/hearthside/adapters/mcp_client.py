@@ -17,6 +17,7 @@ import contextvars
 import json
 import logging
 import os
+import shutil
 import ssl
 import tempfile
 from collections.abc import Callable, Mapping
@@ -46,10 +47,12 @@ from ..core.mcpconfig import (
 from ..core.mcppaths import PathArgument, path_arguments, server_roots
 from ..core.mcppaths import refusal as path_refusal
 from ..core.mcpresults import DEFAULT_MAX_RESULT_CHARS, MAX_RESULT_ITEMS, Part, bounded_text, describe_binary
+from ..core.sandbox import SandboxPolicy
 from ..core.redact import SECRET_HEADER_NAMES, is_secret_name, redact, register_secret
 from ..core.secrets import SecretStoreError
 from ..core.tools import TOOL_NAME_RX, ToolEnv, ToolResult, ToolSpec
 from . import procgroups
+from . import sandbox as _sandbox
 from .mcp_oauth import GuardedOAuthProvider, OAuthRecords, SignInNeeded, background_auth
 
 #: The process groups spawned by the stdio transport being opened in this context (set by
@@ -90,6 +93,8 @@ MAX_TOOL_PAGES = 200
 MAX_SSE_EVENT_BYTES = 64 * 1024 * 1024
 
 SecretResolver = Callable[[str], "str | None"]
+#: The sandbox policy for one launch of a stdio server, given the env it is started with.
+SandboxFor = Callable[[ServerConfig, Mapping[str, str]], SandboxPolicy]
 StatusListener = Callable[["ServerStatus"], None]
 
 
@@ -103,6 +108,17 @@ def minimal_env(given: Mapping[str, str]) -> dict[str, str]:
     env = {k: os.environ[k] for k in SAFE_ENV_KEYS if k in os.environ and not os.environ[k].startswith("()")}
     env.update(given)
     return env
+
+
+def _command_path(command: str, env: Mapping[str, str]) -> str:
+    """The server's command as a path, found on the ``PATH`` it is started with: bubblewrap
+    would report a missing command only as its own exit, not as "not found"."""
+    if os.sep in command:
+        return command
+    found = shutil.which(command, path=env.get("PATH", os.defpath))
+    if found is None:
+        raise McpConnectError(redact(f"the command was not found: {command}"), ErrorKind.NOT_FOUND)
+    return found
 
 
 _SSL_CONTEXT: ssl.SSLContext | None = None
@@ -319,8 +335,14 @@ class McpConnection:
 
     def __init__(self, cfg: ServerConfig, resolve_secret: SecretResolver, *, reconnect: bool = True,
                  ping_interval: float = 15.0, backoff: tuple[float, float] = (0.5, 30.0),
-                 on_status: StatusListener | None = None, oauth: OAuthRecords | None = None) -> None:
+                 on_status: StatusListener | None = None, oauth: OAuthRecords | None = None,
+                 sandbox: SandboxFor | None = None) -> None:
         self.cfg = cfg
+        #: The sandbox policy of a stdio server's launch (None: started bare, e.g. in a unit test
+        #: of the transport). The app always gives one (:mod:`hearthside.app.sandbox`).
+        self._sandbox = sandbox
+        #: How the last launch was started (sandboxed, or bare and why), for the status.
+        self.sandbox_plan: _sandbox.SandboxPlan | None = None
         #: Where this server's OAuth sign-in lives (None: the server signs in with no OAuth).
         self._oauth = oauth
         self._sign_in: SignInNeeded | None = None
@@ -580,7 +602,12 @@ class McpConnection:
             numbered = {arg_key(i + 1): a for i, a in enumerate(cfg.args)}
             resolved = await self._resolved(numbered, "argument")
             args = [resolved[arg_key(i + 1)] for i in range(len(cfg.args))]
-            params = StdioServerParameters(command=cfg.command, args=args, env=env, cwd=cfg.cwd)
+            plan = await asyncio.to_thread(self._plan, [_command_path(cfg.command, env), *args], env)
+            self.sandbox_plan = plan
+            if not plan.sandboxed:
+                log.info("MCP server %s starts without the sandbox: %s", self.name, plan.reason)
+            params = StdioServerParameters(command=plan.argv[0], args=plan.argv[1:], env=plan.policy.child_env(),
+                                           cwd=cfg.cwd)
             token = _SPAWNED.set(self._groups)
             try:
                 return await stack.enter_async_context(stdio_client(params, errlog=self._errlog))  # type: ignore[arg-type]
@@ -608,6 +635,14 @@ class McpConnection:
         await stack.enter_async_context(client)
         return await stack.enter_async_context(streamable_http_client(url, http_client=client,
                                                                       max_sse_event_size=MAX_SSE_EVENT_BYTES))
+
+    def _plan(self, argv: list[str], env: Mapping[str, str]) -> _sandbox.SandboxPlan:
+        """Sandboxed when a policy is given and bubblewrap works (blocking: the policy reads the
+        persona list and the first probe runs bwrap; called in a worker thread)."""
+        if self._sandbox is None:
+            bare = SandboxPolicy(enabled=False, env=dict(env), off_reason="no sandbox policy was given")
+            return _sandbox.wrap(argv, bare)
+        return _sandbox.wrap(argv, self._sandbox(self.cfg, env))
 
     async def _resolved(self, pairs: Mapping[str, str | SecretRef], what: str) -> dict[str, str]:
         """Plain values as they are, references read from the secret store in a worker thread

@@ -66,7 +66,10 @@ class AppContext:
         def contributions() -> list[object]:
             return list(self.plugins.mcp_servers())
 
-        return McpService(self.paths, lambda: self.secrets, lambda: self.runtime, contributions)
+        from .sandbox import build_policies
+
+        return McpService(self.paths, lambda: self.secrets, lambda: self.runtime, contributions,
+                          sandbox=build_policies(self))
 
     @cached_property
     def model(self) -> ModelService:

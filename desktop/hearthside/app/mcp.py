@@ -40,6 +40,7 @@ from .mcp_store import (
 )
 from .mcpb import BundleInstaller
 from .paths import AppPaths
+from .sandbox import SandboxPolicies
 
 __all__ = ["ImportPreview", "ImportReport", "McpConfigBroken", "McpService", "Migration", "Orphan", "SecretInfo",
            "ServerEntry"]
@@ -84,13 +85,17 @@ class McpService:
         *,
         ping_interval: float = 15.0,
         backoff: tuple[float, float] = (0.5, 30.0),
+        sandbox: SandboxPolicies | None = None,
     ) -> None:
         self.paths = paths
+        #: Every stdio server starts sandboxed: with the app's full policies when the app context
+        #: gives them, else with Hearthside's own folders protected.
+        self.sandbox = sandbox or SandboxPolicies.for_paths(paths)
         self._runtime_factory = runtime
         self.config = McpConfigStore(paths, secrets)
         self.connections = McpConnections(self.config.load, secrets, contributions,
                                           ping_interval=ping_interval, backoff=backoff,
-                                          oauth=self.oauth_records)
+                                          oauth=self.oauth_records, sandbox=self.sandbox)
 
     # --- the config store ----------------------------------------------------------------
 

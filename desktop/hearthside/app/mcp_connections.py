@@ -28,6 +28,7 @@ from ..core.mcpconfig import (
 )
 from ..core.secrets import SecretStore, SecretStoreError
 from ..core.tools import Catalog, Tool
+from .sandbox import SandboxPolicies
 
 log = logging.getLogger(__name__)
 
@@ -44,8 +45,11 @@ class McpConnections:
         ping_interval: float = 15.0,
         backoff: tuple[float, float] = (0.5, 30.0),
         oauth: Callable[[ServerConfig], Any] | None = None,
+        sandbox: SandboxPolicies | None = None,
     ) -> None:
         self._configured = configured
+        #: The sandbox policy of each stdio server's launch (see :mod:`.sandbox`).
+        self.sandbox = sandbox
         #: A server's OAuth records in the keyring (see :mod:`.mcp_oauth`), for remote servers.
         self._oauth = oauth
         self._secrets_factory = secrets
@@ -118,6 +122,7 @@ class McpConnections:
         oauth = self._oauth(cfg) if self._oauth is not None and cfg.transport == "http" else None
         return McpConnection(cfg, functools.partial(self._resolve_own, cfg), reconnect=reconnect,
                              ping_interval=self.ping_interval, backoff=self.backoff, oauth=oauth,
+                             sandbox=self.sandbox.for_server if self.sandbox is not None else None,
                              on_status=self._one_off_status_changed if one_off else self._status_changed)
 
     def _status_changed(self, status: ServerStatus) -> None:

@@ -83,10 +83,11 @@ def _real(path: str) -> str:
         return os.path.normpath(path)
 
 
-def server_roots(args: Iterable[Any], cwd: str | None) -> tuple[str, ...]:
+def server_roots(args: Iterable[Any], cwd: str | None, ours: bool = True) -> tuple[str, ...]:
     """The folders a server was given: existing directories among its (plain) arguments —
-    ``--root=/x`` style too — its working folder, and ours (what a relative path means to a
-    server that did not change directory)."""
+    ``--root=/x`` style too — its working folder, and (unless ``ours`` is False: the sandbox's
+    writable roots are only what the user gave) ours, what a relative path means to a server
+    that did not change directory."""
     roots: list[str] = []
     for a in args:
         if not isinstance(a, str):
@@ -99,7 +100,8 @@ def server_roots(args: Iterable[Any], cwd: str | None) -> tuple[str, ...]:
             roots.append(os.path.abspath(expanded))
     if cwd:
         roots.append(os.path.abspath(os.path.expanduser(cwd)))
-    roots.append(os.getcwd())
+    if ours:
+        roots.append(os.getcwd())
     return tuple(dict.fromkeys(roots))
 
 

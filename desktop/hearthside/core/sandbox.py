@@ -1,0 +1,232 @@
+"""The process sandbox's policy and its bubblewrap command line, as pure values.
+
+An MCP server (and a shell command) is a separate process: no guard inside Hearthside can stop
+it from writing the soul file, a persona folder or ``settings.toml``. On Linux it therefore runs
+under bubblewrap, and this module decides *what* the sandbox looks like; the adapter
+(:mod:`hearthside.adapters.sandbox`) only checks that ``bwrap`` works and prepends the argv.
+
+The shape, in mount order (later mounts cover earlier ones, which is what makes the protected
+places read-only even inside a folder given read-write):
+
+1. the whole filesystem read-only (``--ro-bind / /``);
+2. the writable roots (the folders the user gave the server, its working folder) read-write;
+3. a fresh ``/dev``, ``/proc``, a private empty ``/tmp`` and an empty user runtime folder
+   (``/run/user/UID``: the session bus, the keyring's control socket, the display sockets);
+   writable roots *inside* those are bound after them;
+4. every protected place (the soul, each persona folder, Hearthside's config, data and state
+   folders) read-only again;
+5. any session-bus socket outside those folders covered by ``/dev/null``.
+
+The session bus is where the keyring (the Secret Service) answers, so the child gets no bus
+address and no path to the bus socket. An *abstract* socket (``unix:abstract=``) or a TCP bus
+has no path to hide: it is reachable from any process in the same network namespace, so such a
+bus means the network is cut (``--unshare-net``) unless the user turned the network on for that
+server (:func:`network_for`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+#: Folders a sandboxed process sees empty and private (a tmpfs each).
+PRIVATE_TMP = "/tmp"
+
+
+@dataclass(frozen=True)
+class BusEndpoints:
+    """Where a D-Bus address says the bus is: socket paths, and whether some part of it cannot
+    be hidden by the filesystem (an abstract socket or TCP: only a network namespace cuts it)."""
+
+    paths: tuple[str, ...] = ()
+    needs_net_cut: bool = False
+
+
+def bus_endpoints(address: str) -> BusEndpoints:
+    """Parse a D-Bus address list (``unix:path=/run/user/1000/bus;unix:abstract=/tmp/x``)."""
+    paths: list[str] = []
+    cut = False
+    for part in address.split(";"):
+        kind, _, rest = part.strip().partition(":")
+        if not kind:
+            continue
+        keys = dict(kv.partition("=")[::2] for kv in rest.split(",") if kv)
+        if kind == "unix":
+            if "path" in keys:
+                paths.append(_unescape(keys["path"]))
+            if "abstract" in keys:
+                cut = True
+        elif kind in ("tcp", "nonce-tcp"):
+            cut = True
+    return BusEndpoints(tuple(dict.fromkeys(paths)), cut)
+
+
+def _unescape(value: str) -> str:
+    """D-Bus addresses %-escape bytes (``%2d`` for ``-``)."""
+    import urllib.parse
+
+    return urllib.parse.unquote(value)
+
+
+@dataclass(frozen=True)
+class SandboxPolicy:
+    """What one sandboxed process may see and change.
+
+    ``protected`` are read-only whatever else is given (absolute paths; those that do not exist
+    are skipped). ``writable`` are bound read-write (one that is or lies inside a protected place
+    is left read-only: the protected side wins). ``network``: share the host's network or get
+    none. ``cwd``: the working folder inside the sandbox. ``env``: the child's environment (the
+    caller passes it on the ``Popen``; bwrap keeps it, minus :attr:`unset_env`). ``enabled``
+    False means the user turned the sandbox off for this process (``off_reason`` says where).
+    """
+
+    protected: tuple[str, ...] = ()
+    writable: tuple[str, ...] = ()
+    network: bool = True
+    cwd: str | None = None
+    env: Mapping[str, str] = field(default_factory=dict)
+    unset_env: tuple[str, ...] = ("DBUS_SESSION_BUS_ADDRESS", "DBUS_SYSTEM_BUS_ADDRESS", "XDG_RUNTIME_DIR",
+                                  "SSH_AUTH_SOCK", "GNOME_KEYRING_CONTROL", "GPG_AGENT_INFO")
+    enabled: bool = True
+    off_reason: str = ""
+
+    def child_env(self) -> dict[str, str]:
+        """``env`` without the variables that point at the user's session."""
+        return {k: v for k, v in self.env.items() if k not in self.unset_env}
+
+
+def _norm(path: str) -> str:
+    return os.path.normpath(os.path.abspath(os.path.expanduser(path)))
+
+
+def within(path: str, root: str) -> bool:
+    """``path`` is ``root`` or below it (both normalised)."""
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def writable_roots(writable: Iterable[str], protected: Iterable[str]) -> tuple[str, ...]:
+    """The writable roots that may really be read-write: normalised, deduplicated, without any
+    that is or lies inside a protected place (that one stays read-only)."""
+    prot = [_norm(p) for p in protected]
+    out: list[str] = []
+    for w in writable:
+        n = _norm(w)
+        if any(within(n, p) for p in prot):
+            continue
+        out.append(n)
+    return tuple(dict.fromkeys(out))
+
+
+def network_for(requested: bool | None, bus: BusEndpoints) -> bool:
+    """Whether the process shares the host's network: what the user set for it, else on —
+    unless the session bus is reachable through the network namespace (an abstract socket or
+    TCP), where the default is off so the keyring cannot be reached."""
+    if requested is not None:
+        return requested
+    return not bus.needs_net_cut
+
+
+def bwrap_argv(bwrap: str, argv: Sequence[str], policy: SandboxPolicy, bus: BusEndpoints,
+               runtime_dir: str | None) -> list[str]:
+    """The full command line: ``bwrap <mounts and namespaces> -- argv``.
+
+    No ``--new-session``: the stdio transport already starts bwrap in a session of its own with
+    no terminal (so no TIOCSTI), and the server must stay in bwrap's process group for the
+    group to be ended as one. ``--unshare-pid`` makes bwrap's helper the namespace's init: when
+    it dies every process inside dies with it; ``--die-with-parent`` ends it with Hearthside.
+    """
+    protected = tuple(dict.fromkeys(_norm(p) for p in policy.protected))
+    writable = writable_roots(policy.writable, protected)
+    hidden = [PRIVATE_TMP] + ([_norm(runtime_dir)] if runtime_dir else [])
+    hidden = sorted(dict.fromkeys(hidden), key=len)
+    out = [bwrap, "--ro-bind", "/", "/"]
+    under_hidden = [w for w in writable if any(within(w, h) for h in hidden)]
+    for w in writable:
+        if w not in under_hidden:
+            out += ["--bind-try", w, w]
+    out += ["--dev", "/dev", "--proc", "/proc"]
+    for h in hidden:
+        out += ["--tmpfs", h]
+    for w in sorted(under_hidden, key=len):
+        out += ["--bind-try", w, w]
+    # Protected places: the ones a writable root reaches (or that contain one) get a read-only
+    # bind again; elsewhere the read-only root already covers them.
+    for p in protected:
+        if any(within(p, w) or within(w, p) for w in writable) or any(within(p, h) for h in hidden):
+            out += ["--ro-bind-try", p, p]
+    for sock in (_norm(s) for s in bus.paths if os.path.isabs(s)):
+        hidden_already = any(within(sock, h) for h in hidden) and not any(within(sock, w) for w in writable)
+        if os.path.lexists(sock) and not hidden_already:
+            out += ["--ro-bind-try", "/dev/null", sock]
+    out += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--die-with-parent"]
+    if not policy.network:
+        out.append("--unshare-net")
+    for key in policy.unset_env:
+        out += ["--unsetenv", key]
+    if policy.cwd:
+        out += ["--chdir", _norm(policy.cwd)]
+    out.append("--")
+    out += list(argv)
+    return out
+
+
+@dataclass(frozen=True)
+class ServerSandboxSettings:
+    """A server's ``[mcp.servers.NAME]`` table in ``settings.toml``: ``sandbox = false`` turns
+    the sandbox off for it, ``network = true|false`` decides its network, ``writable`` adds
+    folders it may change (a cache such as ``~/.npm``). ``problems`` are sentences about values
+    that could not be used (the default was used instead)."""
+
+    sandbox: bool = True
+    network: bool | None = None
+    writable: tuple[str, ...] = ()
+    problems: tuple[str, ...] = ()
+
+
+def server_settings(name: str, raw: Any) -> ServerSandboxSettings:
+    """Read a server's table leniently: a wrong value is named and the safe default kept."""
+    if raw is None:
+        return ServerSandboxSettings()
+    where = f"[mcp.servers.{name}]"
+    if not isinstance(raw, Mapping):
+        return ServerSandboxSettings(problems=(f"{where} in settings.toml is not a section; it was ignored",))
+    problems: list[str] = []
+    sandbox = raw.get("sandbox", True)
+    if not isinstance(sandbox, bool):
+        problems.append(f"{where} sandbox must be true or false; the sandbox stays on")
+        sandbox = True
+    network = raw.get("network")
+    if network is not None and not isinstance(network, bool):
+        problems.append(f"{where} network must be true or false; the default is used")
+        network = None
+    writable_raw = raw.get("writable", [])
+    writable: list[str] = []
+    if isinstance(writable_raw, str):
+        writable_raw = [writable_raw]
+    if not isinstance(writable_raw, list):
+        problems.append(f"{where} writable must be a list of folders; it was ignored")
+        writable_raw = []
+    for w in writable_raw:
+        if isinstance(w, str) and os.path.isabs(os.path.expanduser(w)):
+            writable.append(os.path.expanduser(w))
+        else:
+            problems.append(f"{where} writable: {str(w)[:60]!r} is not an absolute folder; it was ignored")
+    return ServerSandboxSettings(sandbox, network, tuple(writable), tuple(problems))
+
+
+#: Caches a launcher writes before the server even starts (``npx -y pkg`` fills ``~/.npm``):
+#: the command's base name -> folders under the home folder made writable for it.
+LAUNCHER_CACHES: Mapping[str, tuple[str, ...]] = {
+    "npx": ("~/.npm",),
+    "npm": ("~/.npm",),
+    "uvx": ("~/.cache/uv", "~/.local/share/uv"),
+    "uv": ("~/.cache/uv", "~/.local/share/uv"),
+    "pipx": ("~/.cache/pipx", "~/.local/pipx", "~/.local/share/pipx"),
+}
+
+
+def launcher_caches(command: str) -> tuple[str, ...]:
+    """The cache folders the launcher ``command`` needs writable (``~`` expanded)."""
+    return tuple(os.path.expanduser(p) for p in LAUNCHER_CACHES.get(os.path.basename(command), ()))
