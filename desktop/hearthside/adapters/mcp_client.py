@@ -47,8 +47,8 @@ from ..core.mcpconfig import (
 from ..core.mcppaths import PathArgument, path_arguments, server_roots
 from ..core.mcppaths import refusal as path_refusal
 from ..core.mcpresults import DEFAULT_MAX_RESULT_CHARS, MAX_RESULT_ITEMS, Part, bounded_text, describe_binary
-from ..core.sandbox import SandboxPolicy
 from ..core.redact import SECRET_HEADER_NAMES, is_secret_name, redact, register_secret
+from ..core.sandbox import SandboxPolicy
 from ..core.secrets import SecretStoreError
 from ..core.tools import TOOL_NAME_RX, ToolEnv, ToolResult, ToolSpec
 from . import procgroups

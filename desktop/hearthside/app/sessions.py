@@ -26,6 +26,7 @@ from ..core.agent import (
     DenyAll,
     needs_approval,
 )
+from ..core.environment import Environment
 from ..core.memory.model import CorruptMemoryError, MemoryEntry, MemoryStoreError
 from ..core.memory.tools import memory_tools
 from ..core.session import SessionSnapshot, SkillLine, assemble_session
@@ -129,8 +130,10 @@ class SessionService:
         for t in memory_tools(store, sid):
             catalog.register(t, "builtin")
         skills = self._add_pack_parts(catalog, info.path, mode, notes, held.skill_reasons())
-        env = ToolEnv(persona=persona, workspace=_workspace(app), services={"hydrated_tools": set(), "memory": store},
-                      write_guard=build_write_guard(app.paths, app.personas, app.soul_path()))
+        workspace = _workspace(app)
+        env = ToolEnv(persona=persona, workspace=workspace, services={"hydrated_tools": set(), "memory": store},
+                      write_guard=build_write_guard(app.paths, app.personas, app.soul_path()),
+                      environment=self._environment(persona, workspace, notes))
         snap = assemble_session(persona, comp.soul, soul.body, index, skills, catalog, mode,
                                 found=comp.found, notes=notes)
         if unattended:
@@ -187,6 +190,16 @@ class SessionService:
         return self.app.plugins.skill_catalog(folder, held.skill_reasons())
 
     # -- parts from other services (each may be missing or broken) --------------------------
+    def _environment(self, persona: str, workspace: str | None, notes: list[str]) -> Environment | None:
+        """The session's workspace and the shell bound to it (:mod:`hearthside.app.shell`)."""
+        from .shell import session_environment
+
+        try:
+            return session_environment(self.app, persona, workspace)
+        except Exception as exc:  # noqa: BLE001 - no shell is a note, never a failed session
+            notes.append(f"no shell in this session: {exc}")
+            return None
+
     def _held_back(self, folder: Path, notes: list[str]) -> HeldBack:
         """What this session leaves out: in strict mode drifted or new files, skills and the soul;
         always, persona skills behind an unapproved link. Approved links come along too."""
