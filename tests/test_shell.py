@@ -89,12 +89,38 @@ def test_a_command_cannot_write_the_persona_but_writes_its_own_folder(shell_app)
 
 
 @needs_bwrap
-def test_a_shell_bound_to_the_persona_folder_is_refused(shell_app) -> None:  # type: ignore[no-untyped-def]
+def test_a_shell_bound_to_the_persona_folder_is_refused(shell_app, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     persona = shell_app.personas.get("juniper").path
     shell_app.settings.set("files.workspace", str(persona))
     with pytest.raises(ErrNoShell, match="one Hearthside protects"):
         run(_runner(shell_app).run("echo x > SOUL.md"))
     assert (persona / "SOUL.md").read_text() == "Warm and curious."
+    # A link to the persona folder is the persona folder (on the old code it was bound read-write).
+    link = tmp_path / "innocent"
+    link.symlink_to(persona)
+    shell_app.settings.set("files.workspace", str(link))
+    with pytest.raises(ErrNoShell, match="one Hearthside protects"):
+        run(_runner(shell_app).run("echo x > SOUL.md"))
+    assert (persona / "SOUL.md").read_text() == "Warm and curious."
+
+
+@needs_bwrap
+def test_a_writable_root_that_links_to_a_protected_place_stays_read_only(tmp_path: Path) -> None:
+    """The sandbox's own policy, for the shell and MCP servers alike: on the old code a link
+    given as a writable root was bound read-write onto the persona folder it points to."""
+    import subprocess
+
+    from hearthside.core.sandbox import BusEndpoints, bwrap_argv
+
+    persona = tmp_path / "personas" / "juniper"
+    persona.mkdir(parents=True)
+    (persona / "SOUL.md").write_text("soul")
+    (tmp_path / "link").symlink_to(persona)
+    policy = SandboxPolicy(protected=(str(persona),), writable=(str(tmp_path / "link"),), network=False)
+    argv = bwrap_argv(sb.probe().bwrap, ["/bin/sh", "-c", f"echo HACKED > '{tmp_path}/link/SOUL.md'"], policy,
+                      BusEndpoints(), None)
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL, check=False)
+    assert done.returncode != 0 and (persona / "SOUL.md").read_text() == "soul", done.stderr
 
 
 def test_without_the_sandbox_there_is_no_shell(tmp_path: Path) -> None:
@@ -336,4 +362,4 @@ def test_a_session_environment_is_the_workspace_or_the_personas_own_folder(app_c
     assert not str(own).startswith(str(app_context.paths.data_dir) + os.sep)  # never inside a protected folder
     app_context.settings.set("files.workspace", str(tmp_path))
     env = app_context.sessions.prepare("juniper").env.environment
-    assert env.command_runner().root == tmp_path and env.workspace.root == tmp_path.resolve()
+    assert env.command_runner().root == tmp_path.resolve() and env.workspace.root == tmp_path.resolve()

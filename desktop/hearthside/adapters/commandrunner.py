@@ -109,7 +109,9 @@ class LocalCommandRunner:
                  output_cap: int = OUTPUT_CAP, process_limit: int = DEFAULT_LIMIT,
                  make_root: bool = False, wrap: Wrap | None = None,
                  env: Mapping[str, str] | None = None) -> None:
-        self.root = Path(root).expanduser().absolute()
+        # Resolved once, here: a folder given as a link to a persona folder must be checked,
+        # and bound into the sandbox, as the persona folder it is.
+        self.root = Path(root).expanduser().resolve()
         self._policy_factory = policy_factory
         self.default_timeout = default_timeout
         self.max_timeout = max(max_timeout, default_timeout)
