@@ -44,6 +44,12 @@ def _leftovers(marker: str) -> list[int]:
     return out
 
 
+def _own_cgroups() -> list[Path]:
+    """Process-cap cgroups this test process made and did not remove."""
+    return [p for b in pidlimit._own_cgroup_dirs() if b.is_dir() for p in b.iterdir()
+            if p.name.startswith(f"hearthside-shell-{os.getpid()}-")]
+
+
 def _gone(marker: str, wait: float = 10.0) -> bool:
     """True once no process holds ``marker`` (waiting on the condition, not on a clock figure)."""
     import time
@@ -148,6 +154,7 @@ def test_a_command_that_never_exits_ends_at_its_timeout_with_every_process(shell
                          "trap '' TERM; sleep 7777.25", timeout=1))
     assert res.timed_out and res.stdout == "started\n"
     assert _gone("7777.25"), _leftovers("7777.25")
+    assert _own_cgroups() == []
 
 
 @needs_bwrap
@@ -164,6 +171,25 @@ def test_cancelling_a_command_ends_its_group(shell_app) -> None:  # type: ignore
 
     run(scenario())
     assert _gone("7777.5"), _leftovers("7777.5")
+    assert _own_cgroups() == []
+
+
+@needs_bwrap
+def test_cancelling_while_the_command_starts_ends_it_too(shell_app) -> None:  # type: ignore[no-untyped-def]
+    """On the old code a cancellation during the start left the process cap's cgroup behind."""
+    runner = _runner(shell_app)
+
+    async def scenario() -> None:
+        for _ in range(5):
+            task = asyncio.create_task(runner.run("sleep 7777.625"))
+            await asyncio.sleep(0)  # the start is under way, not finished
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+
+    run(scenario())
+    assert _gone("7777.625"), _leftovers("7777.625")
+    assert _own_cgroups() == []
 
 
 @needs_bwrap
@@ -216,10 +242,7 @@ def test_a_fork_bomb_is_capped_and_ends_at_its_timeout(tmp_path: Path) -> None:
     assert res.timed_out
     assert "fork" in res.stderr.lower()  # the cap refused forks: the bomb never grew past it
     assert _gone("7777.75")
-    if kind == "cgroup":
-        base = pidlimit._own_cgroup_dirs()
-        assert not any(p.name.startswith("hearthside-shell-") and p.name.split("-")[2] == str(os.getpid())
-                       for b in base if b.is_dir() for p in b.iterdir())
+    assert _own_cgroups() == []
 
 
 # -- the Bash tool, its approval and the pack ------------------------------------------------

@@ -26,6 +26,7 @@ own runner to its own copy.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 from collections.abc import Callable, Mapping, Sequence
@@ -178,14 +179,27 @@ class LocalCommandRunner:
         plan = self.plan(command)
         limit = self.timeout_for(timeout)
         cap = ProcessCap(self.process_limit)
+        spawn = asyncio.ensure_future(asyncio.create_subprocess_exec(
+            *plan.argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE, env=plan.policy.child_env(), cwd=str(self.root),
+            start_new_session=True, preexec_fn=cap.child_setup(), close_fds=True))
         try:
-            proc = await asyncio.create_subprocess_exec(
-                *plan.argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE, env=plan.policy.child_env(), cwd=str(self.root),
-                start_new_session=True, preexec_fn=cap.child_setup(), close_fds=True)
+            # Shielded: a cancellation while the process is being started must still find the
+            # process (it exists once fork returned) and end its group, and remove the cap.
+            proc = await asyncio.shield(spawn)
         except OSError as exc:
             cap.finish()
             raise ErrNoShell(f"The shell could not be started: {exc.strerror or exc}.") from exc
+        except BaseException:
+            started = None
+            with contextlib.suppress(BaseException):  # it did not start: nothing to end
+                started = await spawn
+            if started is not None:
+                procgroups.track(started.pid)
+                _kill_now(started.pid)
+                await _end_group(started.pid)
+            await asyncio.to_thread(cap.finish)
+            raise
         pgid = proc.pid  # a new session: its leader's pid is the group's id
         procgroups.track(pgid)
         assert proc.stdout is not None and proc.stderr is not None
