@@ -4,7 +4,9 @@
 set -euo pipefail
 want=(libglib2.0-0 libgl1 libegl1 libdbus-1-3 libfontconfig1 libxkbcommon0 libxkbcommon-x11-0
       libxcb-cursor0 libxcb-icccm4 libxcb-image0 libxcb-keysyms1 libxcb-randr0
-      libxcb-render-util0 libxcb-shape0 libxcb-xkb1 dbus gnome-keyring)
+      libxcb-render-util0 libxcb-shape0 libxcb-xkb1 dbus gnome-keyring bubblewrap)
+# (bubblewrap: the sandbox every MCP program and shell command runs in; without it Hearthside
+# says so in doctor and falls back to its argument guard.)
 # (dbus brings dbus-run-session: in its own dbus-daemon package on Debian 12, inside dbus on
 # older Ubuntu, where naming dbus-daemon would make apt-get fail.)
 # The bundle build (make bundle, and the bundle test) needs binutils (PyInstaller reads shared

@@ -255,6 +255,23 @@ def main(which: str, out: str) -> int:
 
         w.finished_action.connect(tested)
         w.loaded.connect(first_load)
+    elif which == "mcp-nosandbox":
+        # A machine where bubblewrap may not create namespaces (a fake bwrap that fails as it
+        # does under Ubuntu's AppArmor restriction): the window says so once, at the top.
+        from hearthside.adapters import sandbox
+        from hearthside.core.mcpconfig import ServerConfig
+        from hearthside.ui.windows.mcp import McpWindow
+
+        fake = home / "bin"
+        fake.mkdir()
+        (fake / "bwrap").write_text("#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n")
+        (fake / "bwrap").chmod(0o755)
+        os.environ["PATH"] = f"{fake}{os.pathsep}{os.environ['PATH']}"
+        sandbox.probe(refresh=True)
+        app.mcp.add(ServerConfig("files", "stdio", command="npx",
+                                 args=("-y", "@modelcontextprotocol/server-filesystem", str(home))))
+        w = McpWindow(app, bridge)
+        w.loaded.connect(lambda: shoot(1500))
     else:
         print(f"unknown window {which!r}", file=sys.stderr)
         return 2

@@ -61,6 +61,7 @@ LONGEST_FIRST = (
     "test_agent_cli.py",
     "test_no_copy.py",
     "test_plugin_loading.py",
+    "test_sandbox.py",
     "test_mcp_cli.py",
     "test_memory_fill.py",
     "test_malformed_app_files.py",
@@ -121,6 +122,7 @@ IN_PROCESS_CLI_FILES = frozenset({
     "test_no_copy.py",
     "test_persona_links.py",
     "test_plugin_loading.py",
+    "test_sandbox.py",
     "test_terminal_escapes.py",
 })
 

@@ -139,7 +139,9 @@ def build_server(tools: int, require: str | None, token_tool: bool = False,  # t
         @srv.tool(annotations=ToolAnnotations(readOnlyHint=True))
         def hang(pidfile: str) -> str:
             """Start a child process, write both pids to ``pidfile``, then never answer."""
-            code = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(3600)"
+            # the pidfile's path in the child's command line: inside the sandbox's own pid
+            # namespace these pids are not the host's, so a test finds the child by it
+            code = f"import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(3600) # {pidfile}"
             child = subprocess.Popen([sys.executable, "-c", code])
             Path(pidfile).write_text(f"{os.getpid()} {child.pid}\n")
             while True:
@@ -377,6 +379,28 @@ class HttpServerProcess:
 
     def __exit__(self, *exc: object) -> None:
         self.kill()
+
+
+def host_pids(marker: str) -> list[int]:
+    """Host pids of the processes whose command line contains ``marker`` (a sandboxed server
+    lives in its own pid namespace, so the pids it reports are not these)."""
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if marker.encode() in (entry / "cmdline").read_bytes():
+                    out.append(int(entry.name))
+            except OSError:
+                continue
+    return out
+
+
+def parent_pid(pid: int) -> int:
+    """The host pid of ``pid``'s parent (from ``/proc``)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("PPid:"):
+            return int(line.split()[1])
+    raise LookupError(pid)
 
 
 def stdio_command() -> tuple[str, list[str]]:

@@ -34,7 +34,7 @@ from hearthside.core.mcpconfig import (
     validate_server,
 )
 from hearthside.core.redact import redact
-from mcp_helpers import HttpServerProcess, RawServer, mcp_file, secret_key, stdio_command
+from mcp_helpers import HttpServerProcess, RawServer, host_pids, mcp_file, parent_pid, secret_key, stdio_command
 
 pytestmark = pytest.mark.keyring
 
@@ -212,7 +212,9 @@ def test_a_stdio_server_stuck_in_a_call_and_its_child_end_when_chat_stops(  # ty
     pidfile = tmp_path / "pids"
     cmd, args = stdio_command()
     extra = ["--hang-tool"] + (["--ignore-term"] if ignore_term else [])
-    assert run_cli("mcp", "add", "stuck", "--command", cmd, "--", *args, *extra).returncode == 0
+    # tmp_path as an argument: the server's own root, writable inside the sandbox (the rest of
+    # /tmp is private to it)
+    assert run_cli("mcp", "add", "stuck", "--command", cmd, "--", *args, *extra, str(tmp_path)).returncode == 0
     call = ("mcp__stuck__hang", json.dumps({"pidfile": str(pidfile)}))
     with FakeModel([{"tool_calls": [call]}, {"text": "never"}], model_ids=("tiny",)) as fm:
         assert run_cli("persona", "new", "juniper").returncode == 0
@@ -223,7 +225,8 @@ def test_a_stdio_server_stuck_in_a_call_and_its_child_end_when_chat_stops(  # ty
         try:
             assert _wait(lambda: pidfile.exists() and len(pidfile.read_text().split()) == 2, 90), \
                 chat.stderr.read1().decode() if chat.poll() is not None else "no pids"  # type: ignore[union-attr]
-            server, child = (int(p) for p in pidfile.read_text().split())
+            (child,) = host_pids(str(pidfile))  # the pids in the file are the sandbox's own
+            server = parent_pid(child)
             chat.send_signal(signal.SIGINT)  # Ctrl-C while the tool call never ends
             chat.wait(60)
         finally:

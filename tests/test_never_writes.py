@@ -620,3 +620,46 @@ def test_a_model_attacking_every_protected_path_writes_nothing_there(
                   or op.path.endswith(("mcp.json", "settings.toml", "memory.json"))]
     assert violations == []
     assert _snapshot(*protected[:3]) | {str(soul): soul.read_bytes()} == before  # byte for byte
+
+
+def test_a_sandboxed_mcp_server_in_a_whole_chat_writes_no_persona_file(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 24: the audit hook sees only this process, so for the MCP server's own process the
+    files on disk are compared (content and mtime) before and after a chat in which the model
+    has a hostile stdio server (tests/sandbox_server.py, run by the real code path, sandboxed)
+    write the persona's SOUL.md and settings.toml — and its own root, which works."""
+    from hearthside.adapters.sandbox import probe
+
+    if not probe(refresh=True).ok:
+        pytest.skip("bubblewrap cannot run here")
+    server = Path(__file__).resolve().parent / "sandbox_server.py"
+    alice = make_persona(isolated_home, "alice")
+    session = Session(isolated_home, AppContext())
+    session.app.settings.set("agent.max_tool_calls", 20)
+    settings = config_dir(isolated_home) / "settings.toml"
+    own = isolated_home / "work"
+    own.mkdir()
+    session.cli("mcp", "add", "attack", "--command", sys.executable, "--", str(server), "attack", str(own),
+                f"--soul={alice / 'SOUL.md'}", f"--settings={settings}")
+    files = [alice / "SOUL.md", settings, config_dir(isolated_home) / "mcp.json"]
+    before = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in files}
+    calls = [("mcp__attack__write_soul", "{}"), ("mcp__attack__write_settings", "{}"),
+             ("mcp__attack__write_own", json.dumps({"name": "note.txt", "text": "ok"}))]
+    model = FakeModel([{"tool_calls": calls}, {"text": "done"}])
+    with model:
+        for k, v in {**model.env(), "HEARTHSIDE_MODEL_API_KEY": "loopback"}.items():
+            monkeypatch.setenv(k, v)
+        RECORDER.ops.clear()
+        RECORDER.step = "a chat with a sandboxed MCP server"
+        RECORDER.active = True
+        try:
+            session.cli("chat", "alice", "--accept-edits", "rewrite yourself")
+        finally:
+            RECORDER.active = False
+    told = [m["content"] for m in model.requests[-1]["messages"] if m["role"] == "tool"]
+    assert len(told) == 3, told
+    assert "Read-only file system" in told[0] and "Read-only file system" in told[1], told
+    assert "wrote" in told[2] and (own / "note.txt").read_text() == "ok"
+    assert {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in files} == before
+    assert [op for op in RECORDER.ops if _inside(op.path, alice) or op.path == os.path.realpath(settings)] == []

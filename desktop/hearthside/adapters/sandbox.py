@@ -99,7 +99,7 @@ def session_bus() -> BusEndpoints:
 def runtime_dir() -> str | None:
     """The user's runtime folder (hidden inside the sandbox), if there is one."""
     given = os.environ.get("XDG_RUNTIME_DIR", "")
-    if given and os.path.isabs(given):
+    if given and os.path.isabs(given) and os.path.isdir(given):  # a missing one: nothing to hide
         return given
     default = f"/run/user/{os.getuid()}"
     return default if os.path.isdir(default) else None

@@ -214,6 +214,24 @@ def check_mcp_secrets(app: AppContext) -> Check:
                  "servers window", {"orphaned": refs})
 
 
+def check_sandbox(app: AppContext) -> Check:
+    """The process sandbox (issue 24): whether bubblewrap can start MCP programs (and shell
+    commands) with the persona files read-only, or the plain reason it cannot."""
+    from ..adapters.sandbox import probe
+
+    status = probe()
+    data: dict[str, object] = {"ok": status.ok, "bwrap": status.bwrap}
+    if not status.ok:
+        data["reason"] = status.reason
+        return Check("sandbox", "warn", f"{status.reason}; MCP programs run with only the argument guard", data)
+    notice = app.mcp.sandbox_notice()
+    if notice:
+        data["notice"] = notice
+        return Check("sandbox", "warn", notice, data)
+    return Check("sandbox", "ok", "MCP programs run in a bubblewrap sandbox: your soul, personas and "
+                 "Hearthside's folders are read-only to them", data)
+
+
 def check_model(app: AppContext) -> Check:
     """The model endpoint: configured and answering, or a local server to offer (issue 6)."""
     info = app.model.describe()
@@ -232,6 +250,7 @@ CHECKS: list[Callable[[AppContext], Check]] = [
     check_packs,
     check_keyring,
     check_mcp_secrets,
+    check_sandbox,
     check_model,
 ]
 

@@ -97,6 +97,12 @@ class McpService:
                                           ping_interval=ping_interval, backoff=backoff,
                                           oauth=self.oauth_records, sandbox=self.sandbox)
 
+    def sandbox_notice(self) -> str:
+        """The one sentence about stdio servers starting without the sandbox ("" when none do)."""
+        from .sandbox import notice
+
+        return notice(self.sandbox, [s.name for s in self.servers() if s.transport == "stdio"])
+
     # --- the config store ----------------------------------------------------------------
 
     @property

@@ -85,7 +85,13 @@ class SandboxPolicies:
                                  off_reason=f"the sandbox is turned off for it in settings.toml "
                                             f"([mcp.servers.{cfg.name}] sandbox = false)")
         roots = server_roots(cfg.args, cfg.cwd, ours=False)
-        writable = (*roots, *launcher_caches(cfg.command), *own.writable)
+        caches = launcher_caches(cfg.command)
+        for cache in caches:  # made as the launcher would make it: inside, the home is read-only
+            try:
+                os.makedirs(cache, mode=0o700, exist_ok=True)
+            except OSError as exc:
+                log.info("could not create %s for %s: %s", cache, cfg.name, exc)
+        writable = (*roots, *caches, *own.writable)
         return SandboxPolicy(protected=self.protected(), writable=tuple(writable),
                              network=network_for(own.network, _sandbox.session_bus()),
                              cwd=cfg.cwd, env=dict(env))
@@ -106,3 +112,18 @@ def build_policies(app: AppContext) -> SandboxPolicies:
         return [r.path for r in guard.roots]
 
     return SandboxPolicies(app.paths, protected, app.settings.get)
+
+
+def notice(policies: SandboxPolicies, stdio_servers: list[str]) -> str:
+    """One plain sentence for the doctor and the MCP window when a stdio server would start
+    without the sandbox ("" when every one is sandboxed): the machine's reason first, else the
+    servers the user turned it off for."""
+    status = _sandbox.probe()
+    if not status.ok:
+        return (f"The sandbox cannot run: {status.reason}; MCP programs run with your rights and only "
+                "Hearthside's argument guard keeps them from your persona files.")
+    off = [n for n in stdio_servers if not policies.server_settings(n).sandbox]
+    if off:
+        return (f"The sandbox is turned off in settings.toml for {', '.join(off)}: "
+                f"{'it runs' if len(off) == 1 else 'they run'} with your rights, with only the argument guard.")
+    return ""

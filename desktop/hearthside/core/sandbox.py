@@ -101,6 +101,10 @@ def _norm(path: str) -> str:
     return os.path.normpath(os.path.abspath(os.path.expanduser(path)))
 
 
+def _depth(path: str) -> int:
+    return len([part for part in path.split(os.sep) if part])
+
+
 def within(path: str, root: str) -> bool:
     """``path`` is ``root`` or below it (both normalised)."""
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
@@ -145,18 +149,17 @@ def bwrap_argv(bwrap: str, argv: Sequence[str], policy: SandboxPolicy, bus: BusE
     """
     protected = tuple(dict.fromkeys(_norm(p) for p in policy.protected))
     writable = writable_roots(policy.writable, protected)
-    hidden = [PRIVATE_TMP] + ([_norm(runtime_dir)] if runtime_dir else [])
-    hidden = sorted(dict.fromkeys(hidden), key=len)
+    hidden = list(dict.fromkeys([PRIVATE_TMP] + ([_norm(runtime_dir)] if runtime_dir else [])))
+    # Parents before children, so each mount covers what lies above it: a writable root inside
+    # the private /tmp is bound after it, a runtime folder inside a writable root is hidden after
+    # it. At the same place a fresh mount comes first and the user's writable root wins.
+    mounts: list[tuple[str, list[str]]] = [(w, ["--bind-try", w, w]) for w in writable]
+    mounts += [("/dev", ["--dev", "/dev"]), ("/proc", ["--proc", "/proc"])]
+    mounts += [(h, ["--tmpfs", h]) for h in hidden]
+    mounts.sort(key=lambda m: (_depth(m[0]), m[1][0].startswith("--bind")))
     out = [bwrap, "--ro-bind", "/", "/"]
-    under_hidden = [w for w in writable if any(within(w, h) for h in hidden)]
-    for w in writable:
-        if w not in under_hidden:
-            out += ["--bind-try", w, w]
-    out += ["--dev", "/dev", "--proc", "/proc"]
-    for h in hidden:
-        out += ["--tmpfs", h]
-    for w in sorted(under_hidden, key=len):
-        out += ["--bind-try", w, w]
+    for _, args in mounts:
+        out += args
     # Protected places: the ones a writable root reaches (or that contain one) get a read-only
     # bind again; elsewhere the read-only root already covers them.
     for p in protected:

@@ -44,7 +44,7 @@ from ...core.mcpconfig import (
 )
 from ...core.redact import MASK, is_secret_name, redact
 from ..bridge import Bridge
-from ..safetext import Markup, RichLabel, rich
+from ..safetext import Markup, PlainLabel, RichLabel, rich
 from ..safetext import tip as safe_tip
 from .common import UrlOpener, desktop_open
 from .managekit import (
@@ -129,6 +129,12 @@ class McpWindow(ManageWindow):
         self.sign_in_url.connect(self._open_sign_in)
 
         layout = self.body
+        # Said once, above the list: MCP programs start without the sandbox here (and why).
+        self.sandbox_note = PlainLabel("")
+        self.sandbox_note.setWordWrap(True)
+        self.sandbox_note.setAccessibleName("Sandbox")
+        self.sandbox_note.hide()
+        layout.addWidget(self.sandbox_note)
         split = QSplitter(Qt.Orientation.Vertical)
         self.tree = table("Servers", ["Server", "Kind", "Added by", "Status"], [200, 70, 150])
         self.tree.currentItemChanged.connect(lambda *_: self._show_selected())
@@ -190,6 +196,11 @@ class McpWindow(ManageWindow):
 
         self.call_bg(work, self._show, self._failed)
         self.call_bg(svc.orphaned_secrets, self._show_orphans, lambda exc: self.orphans_btn.hide())
+        self.call_bg(svc.sandbox_notice, self._show_sandbox, lambda exc: self.sandbox_note.hide())
+
+    def _show_sandbox(self, notice: str) -> None:
+        self.sandbox_note.setText(notice)
+        self.sandbox_note.setVisible(bool(notice))
 
     def _show_orphans(self, orphans: list[Any]) -> None:
         self.orphans_btn.setText(f"{len(orphans)} saved secret(s) belong to no server — Delete")
