@@ -386,3 +386,20 @@ def test_a_session_environment_is_the_workspace_or_the_personas_own_folder(app_c
     app_context.settings.set("files.workspace", str(tmp_path))
     env = app_context.sessions.prepare("juniper").env.environment
     assert env.command_runner().root == tmp_path.resolve() and env.workspace.root == tmp_path.resolve()
+
+
+def test_doctor_says_the_shell_is_off_then_where_it_runs(app_context, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from hearthside.app.doctor import check_shell
+
+    off = check_shell(app_context)
+    assert (off.status, off.data) == ("info", {"on": False, "status": "blocked"})
+    assert "hearthside plugins enable shell" in off.detail
+    app_context.plugins.enable("shell")
+    app_context.settings.set("files.workspace", str(tmp_path))
+    from hearthside.app.context import AppContext
+
+    on = check_shell(AppContext())  # a new process: the pack loads
+    if sb.probe().ok:
+        assert on.status == "ok" and f"in {tmp_path} (files.workspace)" in on.detail and "process cap" in on.detail
+    else:
+        assert on.status == "warn" and "there is no shell" in on.detail
