@@ -263,7 +263,7 @@ def test_bash_reports_a_non_zero_exit_as_a_result_and_keeps_head_and_tail(shell_
     assert not long.is_error and "\n1\n2\n3\n" in long.content and long.content.endswith("199999\n200000\n")
     assert "bytes of output left out; the last 10,000 follow" in long.content
     slow = run(tool.execute({"command": "echo begun; sleep 7777.125", "timeout": 1}, env))
-    assert slow.is_error and "did not finish within 1 seconds" in slow.content and "begun" in slow.content
+    assert slow.is_error and "did not finish within its time limit of 1 s" in slow.content and "begun" in slow.content
     assert _gone("7777.125")
 
 
@@ -403,3 +403,51 @@ def test_doctor_says_the_shell_is_off_then_where_it_runs(app_context, tmp_path: 
         assert on.status == "ok" and f"in {tmp_path} (files.workspace)" in on.detail and "process cap" in on.detail
     else:
         assert on.status == "warn" and "there is no shell" in on.detail
+
+
+STORM = """
+import asyncio, json, sys
+from hearthside.adapters import pidlimit
+from hearthside.adapters.commandrunner import LocalCommandRunner
+from hearthside.core.sandbox import SandboxPolicy
+cap = pidlimit.ProcessCap(40)
+kind = cap.kind
+cap.finish()
+runner = LocalCommandRunner(sys.argv[1], lambda root, env: SandboxPolicy(writable=(root,), network=False, cwd=root,
+                            env=dict(env)), process_limit=40, default_timeout=20)
+res = asyncio.run(runner.run("for i in $(seq 300); do sleep 7777.875 & done; echo launched all 300"))
+print(json.dumps({"kind": kind, "code": res.exit_code, "out": res.stdout, "err": res.stderr}))
+"""
+
+
+@needs_bwrap
+@pytest.mark.skipif(os.getuid() != 0, reason="runs the storm as another user, which needs root")
+def test_for_a_normal_user_rlimit_nproc_holds_a_fork_storm(tmp_path: Path) -> None:
+    """Where no pids cgroup can be made (a normal desktop user), RLIMIT_NPROC is the backstop: a
+    bounded storm of 300 background processes, run as ``nobody``, stops at the cap and ends."""
+    import subprocess
+    import sys
+    import tempfile
+
+    base = Path(tempfile.mkdtemp(prefix="hs-storm-"))
+    try:
+        base.chmod(0o755)
+        (base / "ws").mkdir()
+        os.chown(base / "ws", 65534, 65534)
+        (base / "storm.py").write_text(STORM)
+        # The system Python: this venv's interpreter may sit in a folder only root can enter. The
+        # modules the runner needs are the standard library and the checkout's own.
+        python = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else sys.executable
+        env = {"PATH": os.environ["PATH"], "HOME": str(base / "ws"), "LANG": "C.UTF-8",
+               "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "desktop")}
+        done = subprocess.run([python, str(base / "storm.py"), str(base / "ws")], user=65534, group=65534,
+                              extra_groups=[], env=env, capture_output=True, text=True, timeout=120, check=False)
+        assert done.returncode == 0, done.stderr
+        got = json.loads(done.stdout)
+        assert got["kind"] == "rlimit", got
+        assert "launched all 300" not in got["out"] and "Cannot fork" in got["err"], got
+        assert _gone("7777.875"), _leftovers("7777.875")
+    finally:
+        import shutil
+
+        shutil.rmtree(base, ignore_errors=True)
