@@ -76,7 +76,8 @@ class _Streamer:
 @click.argument("persona")
 @click.argument("message", required=False)
 @click.option("--plan", is_flag=True, help="Plan mode: tools that change things are hidden.")
-@click.option("--accept-edits", is_flag=True, help="Run tools that change things without asking.")
+@click.option("--accept-edits", is_flag=True,
+              help="Run tools that change things without asking (the shell pack's Bash still asks every time).")
 @click.pass_context
 def chat(ctx: click.Context, persona: str, message: str | None, plan: bool, accept_edits: bool) -> None:
     """Talk to a persona. With MESSAGE, answer once and exit; without, chat until EOF or /exit."""
