@@ -451,3 +451,32 @@ def test_for_a_normal_user_rlimit_nproc_holds_a_fork_storm(tmp_path: Path) -> No
         import shutil
 
         shutil.rmtree(base, ignore_errors=True)
+
+
+@needs_bwrap
+def test_a_runner_for_a_fork_under_the_state_folder_writes_only_the_fork(shell_app: Any) -> None:
+    """For the forks: a copy under Hearthside's state folder is writable to a runner made with
+    ``carve_out``, and nothing else there or anywhere protected is; without it the runner refuses."""
+    from hearthside.app.shell import make_runner
+
+    state = shell_app.paths.state_dir
+    fork = state / "forks" / "f1" / "ws"
+    fork.mkdir(parents=True)
+    (state / "schedule.json").write_text("{}")
+    soul = shell_app.personas.get("juniper").path / "SOUL.md"
+    with pytest.raises(ErrNoShell, match="one Hearthside protects"):
+        run(make_runner(shell_app, fork).run("echo x > note.txt"))
+    runner = make_runner(shell_app, fork, carve_out=True)
+    res = run(runner.run(f"echo ok > note.txt; echo x > '{state}/schedule.json'; echo x > '{state}/forks/f1/up.txt'; "
+                         f"echo x > '{soul}'; echo x > '{shell_app.paths.data_dir}/m'"))
+    assert (fork / "note.txt").read_text() == "ok\n"
+    # On disk nothing but the fork changed. (The test home lies under /tmp, which is a private
+    # tmpfs in the sandbox, so there a write beside the fork lands in that tmpfs; in a real home
+    # it is refused as read-only, as the soul and the data folder are here.)
+    assert (state / "schedule.json").read_text() == "{}" and not (state / "forks" / "f1" / "up.txt").exists()
+    assert soul.read_text() == "Warm and curious." and not (shell_app.paths.data_dir / "m").exists()
+    assert res.stderr.count("Read-only file system") >= 2, res.stderr
+    with pytest.raises(ValueError, match="not inside Hearthside's state or data folder"):
+        make_runner(shell_app, soul.parent, carve_out=True)
+    with pytest.raises(ValueError):
+        make_runner(shell_app, state, carve_out=True)

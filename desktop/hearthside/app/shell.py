@@ -20,6 +20,7 @@ before bubblewrap broke still refuses rather than running bare.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 from collections.abc import Mapping
@@ -31,7 +32,7 @@ import platformdirs
 from ..adapters.commandrunner import DEFAULT_TIMEOUT, MAX_TIMEOUT, LocalCommandRunner
 from ..adapters.workspace_dir import DirectoryWorkspace
 from ..core.environment import Environment, EnvironmentRef, new_environment
-from ..core.sandbox import SandboxPolicy
+from ..core.sandbox import SandboxPolicy, within
 from .sandbox import SandboxPolicies
 
 if TYPE_CHECKING:
@@ -69,16 +70,38 @@ def policies(app: SessionDeps) -> SandboxPolicies:
     return SandboxPolicies(app.paths, protected, app.settings.get)
 
 
-def make_runner(app: SessionDeps, folder: Path, *, make_root: bool = False) -> LocalCommandRunner:
-    """A runner bound to ``folder`` with the user's limits (also what a fork binds to its copy)."""
+def make_runner(app: SessionDeps, folder: Path, *, make_root: bool = False,
+                carve_out: bool = False) -> LocalCommandRunner:
+    """A runner bound to ``folder`` with the user's limits (also what a fork binds to its copy).
+
+    ``carve_out``: ``folder`` is one Hearthside made inside its own *state* or *data* folder (a
+    fork's copy under ``state/forks``) and the command may write it. The own folder that holds
+    it is then not bound read-only again over it; nothing else in that folder becomes writable
+    (the sandbox's root is read-only, and only ``folder`` is bound read-write), and every other
+    protected place — the soul, each persona folder, the config folder — stays protected. A
+    folder inside a persona folder or the config folder is never carved out."""
     pols = policies(app)
     network = app.settings.get("shell.network", False)
     if not isinstance(network, bool):
         log.warning("shell.network in settings.toml is %r, not true or false; the network stays off", network)
         network = False
+    holders: tuple[str, ...] = ()
+    if carve_out:
+        real = os.path.realpath(folder)
+        holders = tuple(str(d) for d in (app.paths.state_dir, app.paths.data_dir)
+                        if within(real, os.path.realpath(d)) and real != os.path.realpath(d))
+        if not holders:
+            raise ValueError(f"{folder} is not inside Hearthside's state or data folder; nothing to carve out")
 
     def policy(root: str, env: Mapping[str, str]) -> SandboxPolicy:
-        return pols.for_folder(root, env, network=network)
+        base = pols.for_folder(root, env, network=network)
+        if not holders:
+            return base
+        drop = set(holders) | {os.path.realpath(h) for h in holders}
+        kept = tuple(p for p in base.protected if os.path.realpath(p) not in drop and p not in drop)
+        if any(within(os.path.realpath(root), os.path.realpath(p)) for p in kept):
+            return base  # inside something else protected (a persona folder): no carve-out
+        return dataclasses.replace(base, protected=kept)
 
     timeout = _seconds(app.settings, "shell.timeout", DEFAULT_TIMEOUT)
     return LocalCommandRunner(folder, policy, default_timeout=timeout,
