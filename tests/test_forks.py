@@ -432,9 +432,18 @@ def test_the_subagent_seam_forks_the_sessions_environment_and_keeps_it_for_revie
     assert "state folder" in guard.refusal(child / "more.md")
 
 
-def test_a_session_without_a_workspace_has_no_environment(isolated_home: Path) -> None:
-    make_persona(isolated_home, "alice")
+def test_a_session_without_a_workspace_forks_the_personas_own_folder_never_the_persona(isolated_home: Path) -> None:
+    from hearthside.adapters.workspace_dir import DirectoryWorkspace
+    from hearthside.app.shell import default_folder
+
+    persona = make_persona(isolated_home, "alice")
     app = AppContext()
-    assert app.sessions.prepare("alice").env.environment is None
-    app.settings.set("files.workspace", str(isolated_home / "does-not-exist"))
-    assert app.sessions.prepare("alice").env.environment is None
+    env = app.sessions.prepare("alice").env.environment
+    assert env is not None and isinstance(env.workspace, DirectoryWorkspace)
+    assert env.workspace.root == default_folder("alice").resolve()
+    assert persona.resolve() not in (env.workspace.root, *env.workspace.root.parents)
+    ws = isolated_home / "ws"
+    ws.mkdir()
+    app.settings.set("files.workspace", str(ws))
+    env = app.sessions.prepare("alice").env.environment
+    assert env is not None and isinstance(env.workspace, DirectoryWorkspace) and env.workspace.root == ws.resolve()
