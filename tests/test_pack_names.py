@@ -20,19 +20,24 @@ import packfactory
 import pytest
 from drift_helpers import make_persona
 from fakemodel import FakeModel
+from hearthside.pluginhost.host import OPT_IN_PACKS
 
 
 def _first_party_names() -> list[tuple[str, str, str]]:
     """(kind, name, pack) for everything the first-party packs register, from loading them."""
-    from hearthside.pluginhost.host import FIRST_PARTY, PackHost, discover
+    from hearthside.pluginhost.host import FIRST_PARTY, OPT_IN_NAMES, OPT_IN_PACKS, PackHost, discover
 
     # Every first-party pack whose folder is in this checkout (one listed before its branch is
     # merged has none yet, and is not installed).
     shipped = sorted(d for d in FIRST_PARTY if (packfactory.ROOT / "plugins" / d / "pyproject.toml").is_file())
-    host = PackHost()
+    host = PackHost(opted_in=FIRST_PARTY)  # the opt-in ones (the shell) too: they own their names all the same
     with packfactory.restored_imports():
         reports = host.load(discover(only_dists=FIRST_PARTY))
     assert sorted(r.dist for r in reports if r.status == "ok" and r.first_party) == shipped, reports
+    for r in reports:  # an opt-in pack's names are owned while it is off: the static list must be its names
+        if r.name in OPT_IN_PACKS:
+            assert {(k, n) for k, names in OPT_IN_NAMES.items() for n, p in names.items() if p == r.name} == {
+                (k, n) for k, names in r.contributes.items() for n in names if k != "forms"}, r.contributes
     # A settings form's title is no name: nothing is looked up by it, and a pack's forms show
     # on that pack's own page only.
     return sorted((kind, name, r.name) for r in reports for kind, names in r.contributes.items()
@@ -106,8 +111,11 @@ def test_no_first_party_name_can_be_squatted(run_cli, one_name_data: Path, tmp_p
            "HS_SQUAT_DIR": str(tmp_path)}
     packs = _listing(run_cli, env)
     first, squatter = packs[owner], packs["aa-squat"]
-    assert first["status"] == "ok", first
-    assert name in first["contributes"][kind]
+    if owner in OPT_IN_PACKS:  # off until the user turns it on, and its names are its own all the same
+        assert first["status"] == "blocked", first
+    else:
+        assert first["status"] == "ok", first
+        assert name in first["contributes"][kind]
     assert squatter["status"] == "failed", squatter
     assert f"Hearthside's own pack {owner!r}" in squatter["error"], squatter["error"]
     assert name not in squatter["contributes"][kind]

@@ -259,7 +259,12 @@ def test_a_sandboxed_server_and_its_detached_child_end_when_the_connection_close
         _connect(ctx, runtime)
         (group,) = ctx.mcp._connections["kids"]._groups
         assert _call(ctx, runtime, "kids", "spawn", {"marker": marker}).content == "spawned"
-        assert len(host_pids(marker)) == 1  # in a session of its own: the group signal cannot reach it
+        # in a session of its own: the group signal cannot reach it (Popen returns before the
+        # child has exec'd its command line, so wait for it to show)
+        started = time.monotonic() + 30
+        while not host_pids(marker) and time.monotonic() < started:
+            time.sleep(0.05)
+        assert len(host_pids(marker)) == 1
     finally:
         runtime.run(ctx.mcp.close(), timeout=60)
     deadline = time.monotonic() + 30

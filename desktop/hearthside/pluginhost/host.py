@@ -63,6 +63,12 @@ FIRST_PARTY_PACKS = (
 #: Off means not imported at all, as for a pack the user disabled.
 OPT_IN_PACKS = frozenset({"shell"})
 
+#: The names an opt-in pack registers, owned even while it is off: a pack that is not
+#: Hearthside's cannot pass itself off as the sandboxed, always-asking ``Bash`` because the
+#: user has not turned the shell on (tests/test_pack_names.py checks this list against what
+#: the pack really registers).
+OPT_IN_NAMES: dict[str, dict[str, str]] = {"tools": {"Bash": "shell"}}
+
 def is_opt_in(name: str) -> bool:
     """Whether ``name`` (a pack or distribution name) is one of the off-until-enabled packs."""
     n = canonical_name(name)
@@ -373,6 +379,9 @@ class PackHost:
         #: names the loaded first-party packs own: kind ("tools", "skills", "providers",
         #: "servers") -> case-folded name -> (name, pack). Nothing else may take them.
         self.owned: dict[str, dict[str, tuple[str, str]]] = {h.kind: {} for h in HOOKS}
+        for kind, names in OPT_IN_NAMES.items():
+            for name, pack in names.items():
+                self.owned[kind][name.casefold()] = (name, pack)
 
     # -- loading ---------------------------------------------------------------------------
 
