@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import builtins
 import difflib
-import importlib
 import json
 import logging
 import os
@@ -56,6 +55,7 @@ from ..core.environment import (
 )
 from ..core.errors import ErrorKind, ServiceError
 from ..core.safeparse import loads_json
+from ..core.subagent import ForkHook
 from ..core.writeguard import ForkWriteGuard, WriteGuard
 
 log = logging.getLogger(__name__)
@@ -321,11 +321,10 @@ class ForkService:
         summary = f"{specialist}: {' '.join(task.split())[:400]}" if specialist else task
         return self.summary_for_model(self.finished(self.fork_id(fork), summary))
 
-    def hook(self, persona: str) -> Any:
-        """The Subagent tool's fork seam, ``core.subagent.ForkHook(forker, keep)``: looked up
-        by ``SessionService.fork_hook``. Never merges by itself: the user applies in review."""
-        subagent = importlib.import_module("hearthside.core.subagent")  # the Subagent tool's module
-        return subagent.ForkHook(self.forker(persona), self.keep)
+    def hook(self, persona: str) -> ForkHook:
+        """The Subagent tool's fork seam for ``persona`` (``SessionService.fork_hook`` asks for
+        it). Never merges by itself: the user applies in review."""
+        return ForkHook(self.forker(persona), self.keep)
 
     def summary_for_model(self, rec: ForkRecord) -> str:
         """What the Subagent tool returns to the persona's model about the fork."""
