@@ -18,6 +18,7 @@ the second finds it already applied and says so.
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import difflib
 import json
 import logging
@@ -450,6 +451,15 @@ class ForkService:
         except LockUnusable as exc:
             raise ForkError(f"Forks cannot be changed: {exc}.", ErrorKind.BUSY) from exc
 
+    def drop(self, fid: str) -> None:
+        """Discard a fork its specialist did not finish (or that changed nothing); quietly, as a
+        cleanup: a fork already closed stays as it is."""
+        try:
+            self.discard(fid)
+        except ForkError as exc:
+            if exc.kind is not ErrorKind.ALREADY_DONE:
+                log.warning("fork %s was not cleaned up: %s", fid, exc)
+
     def _close(self, rec: ForkRecord, status: str, summary: str | None = None) -> None:
         remove_tree(self.dir / rec.id)
         done = {**rec.as_dict(), "status": status, "closed": self.clock(), "base": {}}
@@ -502,4 +512,8 @@ class RegisteringForker:
         ws = base.workspace
         if not isinstance(ws, DirectoryWorkspace):
             raise ForkError("Only a workspace folder can be forked.", ErrorKind.INVALID)
-        return self.service.create(self.persona, label, workspace=str(ws.root))
+        fork = self.service.create(self.persona, label, workspace=str(ws.root))
+        fid = self.service.fork_id(fork)
+        # The Subagent tool cleans a fork up itself when its specialist changed nothing, failed or
+        # was cancelled: that must close the record too, or it would say "working" for a week.
+        return dataclasses.replace(fork, cleanup=lambda: self.service.drop(fid))
