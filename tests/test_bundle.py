@@ -115,15 +115,19 @@ def test_the_bundled_app_runs_version_and_doctor_without_the_checkout(unpacked: 
     checks = {c["name"]: c for c in json.loads(doctor.stdout)["checks"]}
     assert checks["python"]["detail"].endswith(str(exe)), checks["python"]
     assert checks["qt"]["status"] == "ok" and checks["qt"]["data"]["platform"] == "offscreen"  # the -c probe
-    from hearthside.pluginhost.host import FIRST_PARTY
+    from hearthside.pluginhost.host import FIRST_PARTY, OPT_IN_PACKS
 
-    assert checks["packs"]["detail"].startswith(f"{len(FIRST_PARTY)} loaded, 0 failed"), checks["packs"]
+    on = len(FIRST_PARTY) - len(OPT_IN_PACKS)  # the shell is bundled but off until enabled
+    assert checks["packs"]["detail"].startswith(f"{on} loaded, 0 failed, {len(OPT_IN_PACKS)} blocked"), \
+        checks["packs"]
     if os.environ.get("DBUS_SESSION_BUS_ADDRESS"):  # make test: a real Secret Service
         assert checks["keyring"]["status"] == "ok", checks["keyring"]
         assert doctor.returncode == 0, doctor.stderr
 
 
 FIRST_PARTY = {"files", "searxng", "starter-skills", "calendar", "feeds", "websearch"}
+#: Bundled, but off on a fresh install (``plugins enable shell``).
+OFF_AT_FIRST = {"shell"}
 
 WEEKLY_ICS = ("BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//t//EN\r\nBEGIN:VEVENT\r\nUID:standup\r\n"
               "DTSTAMP:20260101T000000Z\r\nDTSTART;TZID=Europe/Berlin:20260105T091500\r\n"
@@ -174,9 +178,10 @@ def test_the_first_party_packs_load_and_their_tools_work_in_a_bundled_check_in(
     exe = unpacked / "app" / "hearthside"
     env = _env(home, **OFFLINE)
     packs = _packs(exe, env)
-    assert FIRST_PARTY <= set(packs), sorted(packs)
+    assert FIRST_PARTY | OFF_AT_FIRST <= set(packs), sorted(packs)
     assert {n: packs[n]["status"] for n in FIRST_PARTY} == dict.fromkeys(FIRST_PARTY, "ok"), \
         {n: packs[n].get("error") for n in FIRST_PARTY}
+    assert {n: packs[n]["status"] for n in OFF_AT_FIRST} == dict.fromkeys(OFF_AT_FIRST, "blocked")
     cal = tmp_path / "work.ics"
     cal.write_bytes(WEEKLY_ICS.encode())
     added = _run(exe, "calendar", "add", "Work", str(cal), env=env)

@@ -686,3 +686,48 @@ def test_a_sandboxed_mcp_server_in_a_whole_chat_writes_no_persona_file(
     assert "wrote" in told[2] and (own / "note.txt").read_text() == "ok"
     assert {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in files} == before
     assert [op for op in RECORDER.ops if _inside(op.path, alice) or op.path == os.path.realpath(settings)] == []
+
+
+def test_the_shell_in_a_whole_check_in_writes_no_protected_file(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 24: the shell pack turned on, a persona granted mutating tools in check-ins, and a
+    model whose Bash commands go for the persona's SOUL.md, settings.toml, mcp.json, the soul file
+    and Hearthside's data folder — by absolute path, by ``cd``, through a link made in the working
+    folder. The sandbox refuses every one (the files on disk are compared, content and mtime);
+    the command's own folder is written."""
+    from hearthside.adapters.sandbox import probe
+
+    if not probe(refresh=True).ok:
+        pytest.skip("bubblewrap cannot run here")
+    alice = make_persona(isolated_home, "alice")
+    session = Session(isolated_home, AppContext())
+    work = isolated_home / "work"
+    work.mkdir()
+    conf = config_dir(isolated_home)
+    session.cli("plugins", "enable", "shell")
+    session.app.settings.set("files.workspace", str(work))
+    session.app.settings.set("personas", {"alice": {"heartbeat_allow_mutating": True}})
+    soul = conf / "soul.md"
+    soul.write_text("the user's soul\n")
+    data = session.app.paths.data_dir
+    (data / "memory").mkdir(parents=True, exist_ok=True)
+    files = [*sorted(p for p in alice.rglob("*") if p.is_file()), conf / "settings.toml", soul]
+    before = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in files}
+    attacks = [f"echo x > '{alice / 'SOUL.md'}'", f"echo x >> '{conf / 'settings.toml'}'",
+               f"echo '{{}}' > '{conf / 'mcp.json'}'", f"echo x > '{soul}'",
+               f"cd '{alice}' && touch AGENTS.md new.md", f"mkdir -p '{data}/memory/alice' && echo x > '{data}/m'",
+               f"ln -s '{alice}' inside && echo x > inside/SOUL.md", "echo ok > note.txt"]
+    calls = [("Bash", json.dumps({"command": c})) for c in attacks]
+    model = FakeModel([{"tool_calls": calls}, {"text": "HEARTBEAT_OK"}])
+    with model:
+        for k, v in {**model.env(), "HEARTHSIDE_MODEL_API_KEY": "loopback"}.items():
+            monkeypatch.setenv(k, v)
+        session.cli("heartbeat", "run", "alice")
+    told = [m["content"] for m in model.requests[-1]["messages"] if m["role"] == "tool"]
+    assert len(told) == len(attacks), told
+    for said in told[:-1]:
+        assert "Read-only file system" in said or "Permission denied" in said, said
+    assert told[-1].startswith("exit code 0") and (work / "note.txt").read_text() == "ok\n"
+    assert {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in files} == before
+    assert not (conf / "mcp.json").exists() and not (alice / "new.md").exists() and not (data / "m").exists()

@@ -95,9 +95,9 @@ def test_a_reference_to_a_server_not_connected_is_said_in_the_result(app_context
     with FakeModel(default=script) as fm:
         proc = run_cli("chat", "juniper", "use the notes", env=fm.env())
     assert proc.returncode == 0, proc.stderr
-    assert tool_messages(marked(fm, PERSONA)[-1]) == [
+    assert tool_messages(marked(fm, PERSONA)[-1]) == [(
         "Nothing to ask.\n\n(the MCP server nowhere its definition names is not connected in this session, "
-        "so its tools were left out)"]
+        "so its tools were left out)")]
 
 
 @pytest.mark.keyring
@@ -156,6 +156,6 @@ def test_a_plain_http_inline_server_elsewhere_is_refused(app_context, run_cli) -
         proc = run_cli("chat", "juniper", "find my book", env=fm.env())
     assert proc.returncode == 0, proc.stderr
     assert not any(n.startswith("mcp__faraway__") for n in names(marked(fm, "LIBRARIAN-MARK")[0]))
-    assert tool_messages(marked(fm, PERSONA)[-1]) == [
+    assert tool_messages(marked(fm, PERSONA)[-1]) == [(
         "No server.\n\n(its MCP server faraway was not connected: its URL uses plain http to books.example, "
-        "which is not this computer; a specialist's server must use https (or http on this computer))"]
+        "which is not this computer; a specialist's server must use https (or http on this computer))")]

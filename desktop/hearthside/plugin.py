@@ -86,6 +86,12 @@ def check_write(env: ToolEnv, path: str | os.PathLike[str]) -> None:
 # ------------------------------------------------------------------------------------------------
 
 # --- pack helpers (1.1): the pack's own folders, secrets and configuration -----------------------
+# --- the shell (issue 24): what a tool needs to run a command in its session's bound folder ----
+# ``env.environment.command_runner()`` is the session's runner (ErrNoShell when there is none);
+# a runner may also be a CommandStreamer. A tool that declares ``always_ask = True`` is asked
+# about on every call, accept-edits mode included (AlwaysAsk).
+from .core.environment import CommandResult, CommandRunner, CommandStreamer, ErrNoShell
+from .core.tools import AlwaysAsk
 from .pluginhost.packfiles import (
     PackConfig,
     PackConfigError,
@@ -101,8 +107,13 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "HOOK_NAMES",
     "PLUGIN_API_VERSION",
+    "AlwaysAsk",
     "BoundedRead",
     "CallTarget",
+    "CommandResult",
+    "CommandRunner",
+    "CommandStreamer",
+    "ErrNoShell",
     "FormField",
     "FunctionTool",
     "McpServerContribution",

@@ -1,4 +1,4 @@
-"""The process groups of the stdio MCP servers Hearthside started, ended for certain.
+"""The process groups Hearthside started (stdio MCP servers, shell commands), ended for certain.
 
 The MCP SDK starts each stdio server in a session of its own (``start_new_session``), so a
 Ctrl-C in the terminal or the end of the desktop session never reaches it, and it ends the
@@ -62,6 +62,18 @@ def _signal(pgid: int, sig: int) -> None:
         pass
 
 
+def signal_group(pgid: int, sig: int) -> None:
+    """Send ``sig`` to a tracked group (a group not tracked here is never signalled)."""
+    if pgid in tracked():
+        _signal(pgid, sig)
+
+
+def forget(pgid: int) -> None:
+    """Stop tracking a group that is gone (ended by its owner, who waited for it)."""
+    with _lock:
+        _groups.discard(pgid)
+
+
 def terminate(pgid: int) -> None:
     """SIGTERM the group without waiting (it stays tracked until it is gone)."""
     if pgid in tracked():
@@ -81,7 +93,7 @@ def end_groups(pgids: set[int], grace: float = GRACE) -> None:
         if live:
             time.sleep(0.02)
     for g in live:
-        log.warning("MCP server process group %d did not end after SIGTERM; killing it", g)
+        log.warning("process group %d did not end after SIGTERM; killing it", g)
         _signal(g, signal.SIGKILL)
     with _lock:
         _groups.difference_update(mine)

@@ -232,6 +232,32 @@ def check_sandbox(app: AppContext) -> Check:
                  "Hearthside's folders are read-only to them", data)
 
 
+def check_shell(app: AppContext) -> Check:
+    """The shell pack (issue 24): off until enabled; when on, where its commands run, whether
+    the sandbox lets them run at all, and how a fork bomb is held (the process cap)."""
+    from ..adapters import pidlimit
+    from ..adapters.sandbox import probe
+    from .shell import default_folder
+
+    reports = {r.name: r for r in app.plugins.report()}
+    shell = reports.get("shell")
+    if shell is None:
+        return Check("shell", "info", "the shell pack is not installed", {"on": False})
+    if shell.status != "ok":
+        return Check("shell", "info", f"off: {shell.error}" if shell.error else f"off ({shell.status})",
+                     {"on": False, "status": shell.status})
+    status = probe()
+    if not status.ok:
+        return Check("shell", "warn", f"the shell pack is on, but there is no shell: {status.reason} "
+                     "(commands run only inside the sandbox)", {"on": True, "sandbox": False, "reason": status.reason})
+    ws = app.settings.get("files.workspace")
+    where = (f"in {ws} (files.workspace)" if isinstance(ws, str) and ws
+             else f"in each persona's own folder under {default_folder('').parent}")
+    cap = pidlimit.describe()
+    return Check("shell", "ok", f"Bash runs {where}, inside the sandbox, asking every time; process cap: {cap}",
+                 {"on": True, "sandbox": True, "folder": ws or "", "process_cap": cap})
+
+
 def check_model(app: AppContext) -> Check:
     """The model endpoint: configured and answering, or a local server to offer (issue 6)."""
     info = app.model.describe()
@@ -251,6 +277,7 @@ CHECKS: list[Callable[[AppContext], Check]] = [
     check_keyring,
     check_mcp_secrets,
     check_sandbox,
+    check_shell,
     check_model,
 ]
 

@@ -38,6 +38,7 @@ from ..pluginhost.host import (
     ReadOnlySettings,
     canonical_name,
     discover,
+    is_opt_in,
 )
 from ..pluginhost.installer import (
     InstallCancelled,
@@ -54,6 +55,8 @@ from .settings import SettingsStore
 log = logging.getLogger(__name__)
 
 BLOCKED_KEY = "plugins.blocked"
+#: The opt-in packs (the shell) the user turned on; every other opt-in pack stays off.
+ENABLED_KEY = "plugins.enabled"
 ALLOWED_SKILLS_KEY = "plugins.allowed_skills"
 PROVIDER_KEY = "search.provider"
 
@@ -110,6 +113,7 @@ class PluginService:
                     self.blocked(),
                     self.safe_mode,
                     self.env.site_dir,
+                    self.opted_in(),
                 )
                 host.load(discover(self.env.site_dir, self._search_path()))
                 self._host = host
@@ -254,8 +258,20 @@ class PluginService:
         """The block list; a single name written by hand as a string counts as one entry."""
         return sorted(_names(self.settings.get(BLOCKED_KEY, [])))
 
+    def opted_in(self) -> list[str]:
+        """The opt-in packs (the shell) the user turned on (``plugins.enabled``)."""
+        return sorted(_names(self.settings.get(ENABLED_KEY, [])))
+
     def disable(self, name: str) -> bool:
-        """Add ``name`` (a pack or distribution name) to the block list; False if already there."""
+        """Add ``name`` (a pack or distribution name) to the block list; False if already there.
+        An opt-in pack is turned off by leaving the list of those turned on."""
+        if is_opt_in(name):
+            on = self.opted_in()
+            kept = [n for n in on if canonical_name(n) != canonical_name(name)]
+            if kept == on:
+                return False
+            self.settings.set(ENABLED_KEY, kept)
+            return True
         current = self.blocked()
         if name in current:
             return False
@@ -263,11 +279,17 @@ class PluginService:
         return True
 
     def enable(self, name: str) -> bool:
+        """Take ``name`` off the block list; an opt-in pack is also recorded as turned on.
+        False when there was nothing to change."""
+        changed = False
+        if is_opt_in(name) and not any(canonical_name(n) == canonical_name(name) for n in self.opted_in()):
+            self.settings.set(ENABLED_KEY, sorted({*self.opted_in(), name}))
+            changed = True
         current = self.blocked()
-        if name not in current:
-            return False
-        self.settings.set(BLOCKED_KEY, [b for b in current if b != name])
-        return True
+        if name in current:
+            self.settings.set(BLOCKED_KEY, [b for b in current if b != name])
+            changed = True
+        return changed
 
     def known_names(self) -> set[str]:
         names: set[str] = set()

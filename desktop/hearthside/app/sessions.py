@@ -29,7 +29,7 @@ from ..core.agent import (
     needs_approval,
 )
 from ..core.agentdefs import AgentDef, AgentDefListing
-from ..core.environment import Environment, EnvironmentRef, new_environment
+from ..core.environment import Environment
 from ..core.memory.model import CorruptMemoryError, MemoryEntry, MemoryStoreError
 from ..core.memory.tools import memory_tools
 from ..core.session import SessionSnapshot, SkillLine, assemble_session
@@ -155,7 +155,7 @@ class SessionService:
         workspace = _workspace(app)
         env = ToolEnv(persona=persona, workspace=workspace, services={"hydrated_tools": set(), "memory": store},
                       write_guard=build_write_guard(app.paths, app.personas, app.soul_path()),
-                      environment=workspace_environment(workspace))
+                      environment=self._environment(persona, workspace, notes))
         snap = assemble_session(persona, comp.soul, soul.body, index, skills, catalog, mode,
                                 found=comp.found, notes=notes)
         if unattended:
@@ -254,6 +254,16 @@ class SessionService:
         notes.extend(listing.notes)
         return listing
 
+    def _environment(self, persona: str, workspace: str | None, notes: list[str]) -> Environment | None:
+        """The session's workspace and the shell bound to it (:mod:`hearthside.app.shell`)."""
+        from .shell import session_environment
+
+        try:
+            return session_environment(self.app, persona, workspace)
+        except Exception as exc:  # noqa: BLE001 - no shell is a note, never a failed session
+            notes.append(f"no shell in this session: {exc}")
+            return None
+
     def _held_back(self, folder: Path, notes: list[str]) -> HeldBack:
         """What this session leaves out: in strict mode drifted or new files, skills and the soul;
         always, persona skills behind an unapproved link. Approved links come along too."""
@@ -348,18 +358,6 @@ def _optional_soul_absent(app: SessionDeps, path: str) -> bool:
     import os
 
     return path == str(app.paths.soul_file) and not os.path.lexists(path)
-
-
-def workspace_environment(workspace: str | None) -> Environment | None:
-    """The session's seed-004 Environment over its workspace folder (None without one), so a
-    writing specialist has something to fork (``ForkService.hook``). No shell is bound here:
-    the shell pack binds its runner to the folder it is given."""
-    if not workspace or not Path(workspace).is_dir():
-        return None
-    from ..adapters.workspace_dir import DirectoryWorkspace
-
-    root = Path(workspace).resolve()
-    return new_environment(EnvironmentRef("workspace", str(root)), DirectoryWorkspace(root))
 
 
 def _workspace(app: SessionDeps) -> str | None:

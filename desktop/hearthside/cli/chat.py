@@ -15,7 +15,7 @@ from ..core.approval import describe_call
 from ..core.errors import ServiceError
 from ..core.redact import redact
 from ..core.termsafe import StreamCleaner
-from ..core.tools import PermissionMode, Tool, ToolEnv
+from ..core.tools import PermissionMode, Tool, ToolEnv, always_asks
 from .common import HandledError, echo, get_app, require_persona, safe_text
 from .running import connect_mcp, model_or_offer
 
@@ -43,7 +43,9 @@ class TerminalApprover:
             echo(f"[{req.headline()}: {req.refusal}]", err=True)
             return True
         if not self.can_ask:
-            echo(f"[denied {req.headline()}: no terminal to ask you; use --accept-edits to allow]", err=True)
+            how = ("it is asked about every time, so it runs only where you can answer" if always_asks(tool)
+                   else "use --accept-edits to allow")
+            echo(f"[denied {req.headline()}: no terminal to ask you; {how}]", err=True)
             allowed = False
         else:
             echo("\n".join(req.lines()), err=True)

@@ -22,7 +22,7 @@ from typing import Any, Protocol, cast
 from .environment import MutatesParent
 from .redact import redact_known, redact_known_obj
 from .safeparse import loads_json
-from .tools import HOST_APPROVAL_EXEMPT, Catalog, PermissionMode, Tool, ToolEnv, ToolResult
+from .tools import HOST_APPROVAL_EXEMPT, Catalog, PermissionMode, Tool, ToolEnv, ToolResult, always_asks
 
 DEFAULT_MAX_TURNS = 20
 DEFAULT_MAX_TOOL_CALLS = 50
@@ -94,8 +94,20 @@ def needs_approval(tool: Tool) -> bool:
     """Host policy: every mutating tool needs approval, whatever it says about itself. The one
     exception is the host's own memory tools (exact classes in ``HOST_APPROVAL_EXEMPT``): they
     write only the learned-memory store, which the user can review and undo. A pack tool that
-    declares ``approval_exempt`` is asked about like any other."""
+    declares ``approval_exempt`` is asked about like any other. A tool that declares
+    ``always_ask`` (the shell) needs approval whatever else it says."""
+    if always_asks(tool):
+        return True
     return not tool.read_only and type(tool) not in HOST_APPROVAL_EXEMPT
+
+
+def asks_now(tool: Tool, mode: PermissionMode) -> bool:
+    """Whether a call of ``tool`` in ``mode`` is put to the approver: every tool that needs
+    approval, except that accept-edits mode lets the ordinary ones through. An ``always_ask``
+    tool is asked about in every mode."""
+    if not needs_approval(tool):
+        return False
+    return mode is not PermissionMode.ACCEPT_EDITS or always_asks(tool)
 
 
 @dataclass(frozen=True)
@@ -281,8 +293,7 @@ class Agent:
         args = parse_arguments(call.arguments)
         if isinstance(args, str):
             return ToolResult.error(args), False
-        if (needs_approval(tool) and self.mode is not PermissionMode.ACCEPT_EDITS
-                and not await self.approver.approve(tool, call, args)):
+        if asks_now(tool, self.mode) and not await self.approver.approve(tool, call, args):
             return ToolResult.error(f"The user did not allow {call.name} to run."), False
         try:
             result = await tool.execute(args, self.env)

@@ -111,15 +111,21 @@ def within(path: str, root: str) -> bool:
 
 
 def writable_roots(writable: Iterable[str], protected: Iterable[str]) -> tuple[str, ...]:
-    """The writable roots that may really be read-write: normalised, deduplicated, without any
-    that is or lies inside a protected place (that one stays read-only)."""
+    """The writable roots that may really be read-write: with links resolved, deduplicated,
+    without any that is or lies inside a protected place (that one stays read-only).
+
+    Resolved, because bubblewrap binds what a link points to: a root given as a link to a
+    persona folder would be bound read-write at the link's place, where the persona folder's
+    read-only bind (at its real place) does not cover it."""
     prot = [_norm(p) for p in protected]
+    prot += [os.path.realpath(p) for p in prot]
     out: list[str] = []
     for w in writable:
         n = _norm(w)
-        if any(within(n, p) for p in prot):
+        real = os.path.realpath(n)
+        if any(within(n, p) or within(real, p) for p in prot):
             continue
-        out.append(n)
+        out.append(real)
     return tuple(dict.fromkeys(out))
 
 

@@ -115,6 +115,26 @@ def host_approval_exempt(cls: _T) -> _T:
 
 
 @runtime_checkable
+class AlwaysAsk(Protocol):
+    """Optional: every call of this tool is asked about, in accept-edits mode too (the shell).
+
+    It only ever *adds* asking, so a tool may claim it for itself; nothing a tool says can take
+    asking away (see :data:`HOST_APPROVAL_EXEMPT`). In a check-in such a tool runs only where
+    the persona was granted mutating tools, like every other tool that needs approval."""
+
+    @property
+    def always_ask(self) -> bool: ...
+
+
+def always_asks(tool: object) -> bool:
+    """True when ``tool`` declares :class:`AlwaysAsk` (a broken property counts as asking)."""
+    try:
+        return isinstance(tool, AlwaysAsk) and tool.always_ask is not False
+    except Exception:  # noqa: BLE001 - a property that raises must not skip the question
+        return True
+
+
+@runtime_checkable
 class Tool(Protocol):
     """The contract every tool implements."""
 

@@ -56,7 +56,19 @@ FIRST_PARTY_PACKS = (
     FirstPartyPack("hearthside-calendar", "calendar", "hearthside_calendar"),
     FirstPartyPack("hearthside-feeds", "feeds", "hearthside_feeds"),
     FirstPartyPack("hearthside-websearch", "websearch", "hearthside_websearch"),
+    FirstPartyPack("hearthside-shell", "shell", "hearthside_shell"),
 )
+
+#: First-party packs that are off until the user turns them on (``plugins enable``): the shell.
+#: Off means not imported at all, as for a pack the user disabled.
+OPT_IN_PACKS = frozenset({"shell"})
+
+def is_opt_in(name: str) -> bool:
+    """Whether ``name`` (a pack or distribution name) is one of the off-until-enabled packs."""
+    n = canonical_name(name)
+    return any(n in (canonical_name(p.pack), canonical_name(p.dist)) for p in FIRST_PARTY_PACKS
+               if p.pack in OPT_IN_PACKS)
+
 
 #: Distribution names of the first-party packs.
 FIRST_PARTY = frozenset(p.dist for p in FIRST_PARTY_PACKS)
@@ -325,8 +337,9 @@ def _reserved_reason(c: Candidate) -> str:
 class PackHost:
     """Loads packs in isolation and holds what the healthy ones contributed.
 
-    ``blocked`` holds pack or distribution names the user disabled; ``safe_mode`` loads only
-    first-party packs from the app's own environment.
+    ``blocked`` holds pack or distribution names the user disabled; ``opted_in`` the opt-in
+    packs (:data:`OPT_IN_PACKS`) the user turned on, every other one stays off; ``safe_mode``
+    loads only first-party packs from the app's own environment.
     """
 
     def __init__(
@@ -335,11 +348,13 @@ class PackHost:
         blocked: Iterable[str] = (),
         safe_mode: bool = False,
         packs_site: Path | None = None,
+        opted_in: Iterable[str] = (),
     ) -> None:
         self.pm = pluggy.PluginManager(PROJECT)
         self.pm.add_hookspecs(specs)
         self.settings = settings or ReadOnlySettings(_no_settings)
         self.blocked = {b.strip() for b in blocked if b.strip()}
+        self.opted_in = {canonical_name(b.strip()) for b in opted_in if b.strip()}
         self.safe_mode = safe_mode
         self.packs_site = packs_site
         self.reports: dict[tuple[str, str], PackReport] = {}
@@ -409,6 +424,9 @@ class PackHost:
     def _block_reason(self, c: Candidate) -> str:
         if c.name in self.blocked or canonical_name(c.dist) in {canonical_name(b) for b in self.blocked}:
             return "disabled by you; run 'hearthside plugins enable " + c.name + "' to load it again"
+        if is_opt_in(c.name) and not {canonical_name(c.name), canonical_name(c.dist)} & self.opted_in:
+            return ("off until you turn it on (it runs shell commands, in the sandbox, asking you each time); "
+                    "run 'hearthside plugins enable " + c.name + "' to load it")
         if self.safe_mode and not c.first_party:
             return "safe mode: third-party packs are not loaded"
         return ""

@@ -1,0 +1,97 @@
+"""A session's environment: its workspace folder and the shell bound to it (seed 004).
+
+Which folder the shell is bound to: the files pack's workspace (``files.workspace``) when the
+user set one — the shell and the file tools then see the same files — else a folder of the
+persona's own, ``<XDG data home>/hearthside-shell/<persona>``, made on the first command. That
+folder sits *beside* Hearthside's data folder, not inside it: Hearthside's folders are
+read-only in the sandbox, so a working folder inside them could never be written.
+
+The runner is made for every session (it costs nothing until a command runs); only the shell
+pack's ``Bash`` tool uses it. It checks the sandbox at each command, so a session prepared
+before bubblewrap broke still refuses rather than running bare.
+
+``settings.toml``::
+
+    [shell]
+    timeout = 120        # seconds a command may run when the call does not say
+    max_timeout = 600    # the most a call may ask for
+    network = false      # true: commands share your network (default: none)
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import platformdirs
+
+from ..adapters.commandrunner import DEFAULT_TIMEOUT, MAX_TIMEOUT, LocalCommandRunner
+from ..adapters.workspace_dir import DirectoryWorkspace
+from ..core.environment import Environment, EnvironmentRef, new_environment
+from ..core.sandbox import SandboxPolicy
+from .sandbox import SandboxPolicies
+
+if TYPE_CHECKING:
+    from .sessions import SessionDeps
+
+log = logging.getLogger(__name__)
+
+#: The folder (under the XDG data home) that holds each persona's default shell folder.
+DEFAULT_ROOT_NAME = "hearthside-shell"
+
+
+def default_folder(persona: str) -> Path:
+    """The persona's own shell folder when no workspace is set."""
+    return Path(platformdirs.user_data_dir(DEFAULT_ROOT_NAME, appauthor=False, roaming=True)) / persona
+
+
+def _seconds(settings: Any, key: str, default: float) -> float:
+    value = settings.get(key)
+    if value is None:
+        return default
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value <= 86_400:
+        return float(value)
+    log.warning("%s in settings.toml is %r, not a number of seconds above 0; using %g", key, value, default)
+    return default
+
+
+def policies(app: SessionDeps) -> SandboxPolicies:
+    """The sandbox policies, protecting exactly what the session's write guard protects."""
+    from .writeguard import build_write_guard
+
+    def protected() -> list[str]:
+        guard = build_write_guard(app.paths, app.personas, app.soul_path())
+        return [r.path for r in guard.roots]
+
+    return SandboxPolicies(app.paths, protected, app.settings.get)
+
+
+def make_runner(app: SessionDeps, folder: Path, *, make_root: bool = False) -> LocalCommandRunner:
+    """A runner bound to ``folder`` with the user's limits (also what a fork binds to its copy)."""
+    pols = policies(app)
+    network = app.settings.get("shell.network", False)
+    if not isinstance(network, bool):
+        log.warning("shell.network in settings.toml is %r, not true or false; the network stays off", network)
+        network = False
+
+    def policy(root: str, env: Mapping[str, str]) -> SandboxPolicy:
+        return pols.for_folder(root, env, network=network)
+
+    timeout = _seconds(app.settings, "shell.timeout", DEFAULT_TIMEOUT)
+    return LocalCommandRunner(folder, policy, default_timeout=timeout,
+                              max_timeout=_seconds(app.settings, "shell.max_timeout", MAX_TIMEOUT),
+                              make_root=make_root)
+
+
+def session_environment(app: SessionDeps, persona: str, workspace: str | None) -> Environment:
+    """The environment of a session of ``persona``: the workspace folder (or the persona's own
+    shell folder) and a runner bound to it."""
+    if workspace:
+        folder, own = Path(workspace), False
+    else:
+        folder, own = default_folder(persona), True
+    runner = make_runner(app, folder, make_root=own)
+    return new_environment(EnvironmentRef("workspace", persona), DirectoryWorkspace(os.fspath(folder)), runner)
