@@ -285,6 +285,18 @@ class ForkService:
         self._read(self.fork_id(fork))  # a fork this registry knows
         return ForkWriteGuard(parent_guard.roots, str(self.dir), self._parent_of)
 
+    def is_live_tree(self, path: str) -> bool:
+        """Whether ``path`` is exactly the folder of a fork being worked on or waiting for review
+        (the one place in the state folder a fork's shell may write)."""
+        real = Path(path).resolve()
+        fid = real.parent.name
+        if real.name != "tree" or real.parent.parent != self.dir.resolve():
+            return False
+        try:
+            return self._parent_of(fid) is not None and real == self._tree(fid).resolve()
+        except ForkError:
+            return False
+
     def _parent_of(self, fid: str) -> str | None:
         try:
             rec = self._read(fid)

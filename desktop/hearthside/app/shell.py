@@ -20,9 +20,10 @@ before bubblewrap broke still refuses rather than running bare.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -69,8 +70,11 @@ def policies(app: SessionDeps) -> SandboxPolicies:
     return SandboxPolicies(app.paths, protected, app.settings.get)
 
 
-def make_runner(app: SessionDeps, folder: Path, *, make_root: bool = False) -> LocalCommandRunner:
-    """A runner bound to ``folder`` with the user's limits (also what a fork binds to its copy)."""
+def make_runner(app: SessionDeps, folder: Path, *, make_root: bool = False,
+                grant: Callable[[str], bool] | None = None) -> LocalCommandRunner:
+    """A runner bound to ``folder`` with the user's limits. ``grant(root)`` True makes ``root``
+    writable although it lies in a protected place (a fork's copy: :func:`fork_runner`); it is
+    asked at every command, so a fork applied or discarded meanwhile is no longer writable."""
     pols = policies(app)
     network = app.settings.get("shell.network", False)
     if not isinstance(network, bool):
@@ -78,12 +82,23 @@ def make_runner(app: SessionDeps, folder: Path, *, make_root: bool = False) -> L
         network = False
 
     def policy(root: str, env: Mapping[str, str]) -> SandboxPolicy:
-        return pols.for_folder(root, env, network=network)
+        made = pols.for_folder(root, env, network=network)
+        if grant is not None and grant(root):
+            made = dataclasses.replace(made, grants=(root,))
+        return made
 
     timeout = _seconds(app.settings, "shell.timeout", DEFAULT_TIMEOUT)
     return LocalCommandRunner(folder, policy, default_timeout=timeout,
                               max_timeout=_seconds(app.settings, "shell.max_timeout", MAX_TIMEOUT),
                               make_root=make_root)
+
+
+def fork_runner(app: SessionDeps, tree: Path) -> LocalCommandRunner:
+    """The shell of a fork: bound to the fork's own copy, which is the one place of Hearthside's
+    state folder a command may change — and only while the registry knows it as a fork being
+    worked on or waiting for review. The soul, every persona folder, Hearthside's folders and
+    the other forks stay read-only; so a forked specialist's ``Bash`` changes only its copy."""
+    return make_runner(app, tree, grant=app.forks.is_live_tree)
 
 
 def session_environment(app: SessionDeps, persona: str, workspace: str | None) -> Environment:
