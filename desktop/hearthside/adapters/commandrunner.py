@@ -139,8 +139,8 @@ class LocalCommandRunner:
         time limit ran out."""
         code, timed_out = await self._execute(command, timeout, out, out)
         if timed_out:
-            raise TimeoutError(f"the command did not finish within {self.timeout_for(timeout):g} seconds "
-                               "and was stopped")
+            raise TimeoutError(f"the command did not finish within its time limit of "
+                               f"{self.timeout_for(timeout):g} s and was stopped")
         return code
 
     # -- the work --------------------------------------------------------------------------

@@ -7,9 +7,10 @@ so the machine stays usable until then. Two backstops, the first that works here
 * a **pids cgroup** of the command's own (``pids.max``): the kernel refuses the fork past the
   limit whoever the user is, root included. It needs a writable pids controller (cgroup v1's
   ``pids`` hierarchy, or a cgroup v2 folder delegated to this user with ``pids`` enabled);
-* **RLIMIT_NPROC**: the user's processes may grow by at most the limit. It is per *user*, not
+* **RLIMIT_NPROC**: the user's tasks may grow by at most the limit. It is per *user*, not
   per command, and the kernel ignores it for root, so it is set only for other users, counted
-  from what the user runs now.
+  from what the user runs now (threads included, as the kernel counts). Inside bubblewrap's user
+  namespace the count starts again, so there it allows somewhat more: still a bound.
 
 Where neither works, the pid namespace and the group kill at the timeout are what is left
 (:func:`describe` says which backstop is in force, for ``doctor`` and the notes).
@@ -133,12 +134,15 @@ def _prune(base: Path) -> None:
             _rmdir(p)
 
 
-def _user_processes(uid: int) -> int:
+def _user_tasks(uid: int) -> int:
+    """The user's tasks now: RLIMIT_NPROC counts threads, so a browser's hundreds count too
+    (counting processes only would set a limit the user is already over)."""
     n = 0
     for entry in os.scandir("/proc"):
         if entry.name.isdigit():
             try:
-                n += entry.stat().st_uid == uid
+                if entry.stat().st_uid == uid:
+                    n += len(os.listdir(os.path.join(entry.path, "task")))
             except OSError:
                 continue
     return n
@@ -153,7 +157,7 @@ class ProcessCap:
         self.cgroup = PidsCgroup.create(limit)
         self._nproc: int | None = None
         if self.cgroup is None and os.getuid() != 0:
-            self._nproc = _user_processes(os.getuid()) + limit
+            self._nproc = _user_tasks(os.getuid()) + limit
 
     @property
     def kind(self) -> str:

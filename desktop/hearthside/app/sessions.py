@@ -256,9 +256,9 @@ class SessionService:
 
     def _environment(self, persona: str, workspace: str | None, notes: list[str]) -> Environment | None:
         """The session's workspace and the shell bound to it (:mod:`hearthside.app.shell`)."""
-        from .shell import session_environment
-
         try:
+            from .shell import session_environment  # POSIX-only parts (resource, process groups)
+
             return session_environment(self.app, persona, workspace)
         except Exception as exc:  # noqa: BLE001 - no shell is a note, never a failed session
             notes.append(f"no shell in this session: {exc}")

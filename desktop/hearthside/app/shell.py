@@ -32,7 +32,7 @@ import platformdirs
 from ..adapters.commandrunner import DEFAULT_TIMEOUT, MAX_TIMEOUT, LocalCommandRunner
 from ..adapters.workspace_dir import DirectoryWorkspace
 from ..core.environment import Environment, EnvironmentRef, new_environment
-from ..core.sandbox import SandboxPolicy
+from ..core.sandbox import SandboxPolicy, within
 from .sandbox import SandboxPolicies
 
 if TYPE_CHECKING:
@@ -71,21 +71,39 @@ def policies(app: SessionDeps) -> SandboxPolicies:
 
 
 def make_runner(app: SessionDeps, folder: Path, *, make_root: bool = False,
-                grant: Callable[[str], bool] | None = None) -> LocalCommandRunner:
-    """A runner bound to ``folder`` with the user's limits. ``grant(root)`` True makes ``root``
-    writable although it lies in a protected place (a fork's copy: :func:`fork_runner`); it is
-    asked at every command, so a fork applied or discarded meanwhile is no longer writable."""
+                carve_out: bool = False, grant: Callable[[str], bool] | None = None) -> LocalCommandRunner:
+    """A runner bound to ``folder`` with the user's limits (also what a fork binds to its copy).
+
+    ``carve_out``: ``folder`` is one Hearthside made inside its own *state* or *data* folder (a
+    fork's copy under ``state/forks``) and the command may write it: the sandbox *grants* it
+    (:attr:`~hearthside.core.sandbox.SandboxPolicy.grants`), binding it read-write after the
+    protected places, so the folder that holds it stays read-only around it, and every other
+    protected place — the soul, each persona folder, the config folder — stays protected. A
+    folder inside a persona folder or the config folder is never carved out. ``grant(root)``
+    (with ``carve_out``) is asked at every command, and False leaves the folder protected: a
+    fork applied or discarded meanwhile is no longer writable (:func:`fork_runner`)."""
     pols = policies(app)
     network = app.settings.get("shell.network", False)
     if not isinstance(network, bool):
         log.warning("shell.network in settings.toml is %r, not true or false; the network stays off", network)
         network = False
+    holders: tuple[str, ...] = ()
+    if carve_out:
+        real = os.path.realpath(folder)
+        holders = tuple(str(d) for d in (app.paths.state_dir, app.paths.data_dir)
+                        if within(real, os.path.realpath(d)) and real != os.path.realpath(d))
+        if not holders:
+            raise ValueError(f"{folder} is not inside Hearthside's state or data folder; nothing to carve out")
+    holders_real = {os.path.realpath(h) for h in holders}
 
     def policy(root: str, env: Mapping[str, str]) -> SandboxPolicy:
         made = pols.for_folder(root, env, network=network)
-        if grant is not None and grant(root):
-            made = dataclasses.replace(made, grants=(root,))
-        return made
+        if not holders or (grant is not None and not grant(root)):
+            return made
+        others = [p for p in made.protected if os.path.realpath(p) not in holders_real and p not in holders]
+        if any(within(os.path.realpath(root), os.path.realpath(p)) for p in others):
+            return made  # inside something else protected (a persona folder): no carve-out
+        return dataclasses.replace(made, grants=(root,))
 
     timeout = _seconds(app.settings, "shell.timeout", DEFAULT_TIMEOUT)
     return LocalCommandRunner(folder, policy, default_timeout=timeout,
@@ -98,7 +116,7 @@ def fork_runner(app: SessionDeps, tree: Path) -> LocalCommandRunner:
     state folder a command may change — and only while the registry knows it as a fork being
     worked on or waiting for review. The soul, every persona folder, Hearthside's folders and
     the other forks stay read-only; so a forked specialist's ``Bash`` changes only its copy."""
-    return make_runner(app, tree, grant=app.forks.is_live_tree)
+    return make_runner(app, tree, carve_out=True, grant=app.forks.is_live_tree)
 
 
 def session_environment(app: SessionDeps, persona: str, workspace: str | None) -> Environment:

@@ -104,7 +104,8 @@ def _recorder(app: AppContext, persona: str, last: bool, conversation: str | Non
 @click.argument("persona")
 @click.argument("message", required=False)
 @click.option("--plan", is_flag=True, help="Plan mode: tools that change things are hidden.")
-@click.option("--accept-edits", is_flag=True, help="Run tools that change things without asking.")
+@click.option("--accept-edits", is_flag=True,
+              help="Run tools that change things without asking (the shell pack's Bash still asks every time).")
 @click.option("--continue", "continue_last", is_flag=True, help="Continue the persona's last conversation.")
 @click.option("--conversation", "conversation", metavar="ID", help="Continue the conversation ID "
               "(see 'hearthside chats list PERSONA').")

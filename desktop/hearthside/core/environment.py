@@ -93,8 +93,10 @@ class CommandResult:
 class CommandRunner(Protocol):
     """Runs ``/bin/sh -c command`` in the runner's bound folder (no per-call working directory).
 
-    ``timeout`` None means the runner's default. Cancellation, a timeout and a missing shell
-    are errors (the process group is ended); a non-zero exit is a :class:`CommandResult`."""
+    ``timeout`` None means the runner's default. Cancellation and a missing shell
+    (:class:`ErrNoShell`) are errors; a timeout is a result with ``timed_out`` and what the
+    command printed until then; either way the process group is ended. A non-zero exit is a
+    :class:`CommandResult`, not an error."""
 
     async def run(self, command: str, timeout: float | None = None) -> CommandResult: ...
 
@@ -103,7 +105,8 @@ class CommandRunner(Protocol):
 class CommandStreamer(Protocol):
     """Optional runner capability: output goes, interleaved, to ``out`` as it arrives.
 
-    The caller owns bounding (a tail ring); the runner passes everything on. Returns the exit code."""
+    The caller owns bounding (a tail ring); the runner passes everything on. Returns the exit
+    code; a timeout raises :class:`TimeoutError` after the process group was ended."""
 
     async def run_streaming(self, command: str, out: Callable[[bytes], None],
                             timeout: float | None = None) -> int: ...
