@@ -81,8 +81,8 @@ RESERVED_PACK_NAMES = {p.pack: p.dist for p in FIRST_PARTY_PACKS}
 
 #: The ``hearthside`` command line's own commands (``cli.LAZY_COMMANDS``, kept equal by a test)
 #: and click's ``help``: no pack command may take one of these names.
-BUILTIN_COMMANDS = frozenset({"agents", "chat", "doctor", "heartbeat", "help", "mcp", "memory", "model", "persona",
-                              "plugins", "settings", "soul"})
+BUILTIN_COMMANDS = frozenset({"agents", "chat", "chats", "doctor", "forks", "heartbeat", "help", "mcp", "memory",
+                              "model", "persona", "plugins", "settings", "soul"})
 
 #: A pack command's name: what the user types after ``hearthside``.
 COMMAND_NAME_RX = re.compile(r"^[a-z][a-z0-9-]{0,39}$")
