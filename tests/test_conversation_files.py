@@ -166,35 +166,45 @@ APPENDER = textwrap.dedent("""
     from hearthside.app.settings import SettingsStore
     from hearthside.core.conversations import ConversationId, Kind, Record
 
+    import os, time
     persona, cid, tag, count, size = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+    go = sys.argv[6] if len(sys.argv) > 6 else ""
     paths = AppPaths.from_environment()
     service = ConversationService(paths, SettingsStore(paths.settings_file))
     ident = ConversationId(cid)
+    print("ready", flush=True)
+    while go and not os.path.exists(go):  # both start appending at the same moment
+        time.sleep(0.001)
     for i in range(count):
         service.append(persona, ident, [Record(Kind.USER, float(i), f"{tag}-{i:05d}-" + tag * size)])
         print(i, flush=True)
 """)
 
 
-def appender(persona: str, cid: str, tag: str, count: int, size: int) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-c", APPENDER, persona, cid, tag, str(count), str(size)],
+def appender(persona: str, cid: str, tag: str, count: int, size: int, go: str = "") -> subprocess.Popen[str]:
+    proc = subprocess.Popen([sys.executable, "-c", APPENDER, persona, cid, tag, str(count), str(size), go],
                             stdout=subprocess.PIPE, text=True, env=dict(os.environ))
+    assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
+    return proc
 
 
 def test_two_processes_appending_to_one_conversation_lose_and_interleave_nothing(
-        service: ConversationService) -> None:
+        service: ConversationService, tmp_path: Path) -> None:
     cid, path = write_conv(service, "start")
-    # lines of ~20 KB: beyond what one write to a pipe keeps whole (PIPE_BUF is 4 KB)
-    procs = [appender("Ada", cid.value, tag, 60, 20_000) for tag in ("a", "b")]
+    go = tmp_path / "go"
+    # lines of ~20 KB: beyond what one write to a pipe keeps whole (PIPE_BUF is 4 KB); both
+    # processes are started and ready before either appends, so their appends really overlap
+    procs = [appender("Ada", cid.value, tag, 300, 20_000, str(go)) for tag in ("a", "b")]
+    go.touch()
     for p in procs:
         assert p.wait(timeout=120) == 0
     conv = service.open(cid)
     assert conv.meta.problems == ()
     texts = [r.text for r in conv.records]
-    assert len(texts) == 121
+    assert len(texts) == 601
     for tag in ("a", "b"):
         mine = [t for t in texts if t.startswith(f"{tag}-")]
-        assert [t.split("-")[1] for t in mine] == [f"{i:05d}" for i in range(60)]  # all, in order
+        assert [t.split("-")[1] for t in mine] == [f"{i:05d}" for i in range(300)]  # all, in order
         assert all(t == f"{tag}-{t.split('-')[1]}-" + tag * 20_000 for t in mine)  # whole, unmixed
     assert all(json.loads(line) for line in path.read_bytes().splitlines())
 

@@ -373,3 +373,25 @@ def test_a_record_that_cannot_be_kept_never_stops_the_chat_and_says_why(service:
     assert "could not be kept" in rec.problem and "FIFO" in rec.problem
     path.unlink()
     path.write_bytes(data)
+
+
+def test_an_export_never_lands_in_a_persona_folder_the_soul_or_hearthsides_own_folders(
+        app_context: object, tmp_path: Path) -> None:
+    from hearthside.app.context import AppContext
+    from personas import make_persona
+
+    assert isinstance(app_context, AppContext)
+    folder = make_persona(app_context, "Ada")
+    svc = app_context.conversations
+    cid = chat(svc, "Ada", "export me", "ok")
+    before = sorted(p.name for p in folder.iterdir())
+    link = tmp_path / "innocent"
+    link.symlink_to(folder)
+    for target in (folder / "chat.md", app_context.paths.soul_file, link / "chat.md",
+                   svc.root / "Ada" / "copy.md", app_context.paths.config_dir / "x.md"):
+        with pytest.raises(ServiceError) as err:
+            svc.export(cid, target, overwrite=True)
+        assert err.value.kind is ErrorKind.INVALID and "writes no export" in err.value.sentence, target
+    assert sorted(p.name for p in folder.iterdir()) == before  # nothing written into the persona folder
+    assert not (svc.root / "Ada" / "copy.md").exists()
+    assert svc.export(cid, tmp_path / "fine.md").read_text().startswith("# export me")

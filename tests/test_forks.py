@@ -450,3 +450,20 @@ def test_a_session_without_a_workspace_forks_the_personas_shell_folder_or_says_w
     assert base is not None
     with pytest.raises(ForkError, match="does-not-exist does not exist"):
         app.forks.forker("alice").fork(base, "write")
+
+
+def test_a_session_without_a_workspace_forks_the_personas_own_folder_never_the_persona(isolated_home: Path) -> None:
+    from hearthside.adapters.workspace_dir import DirectoryWorkspace
+    from hearthside.app.shell import default_folder
+
+    persona = make_persona(isolated_home, "alice")
+    app = AppContext()
+    env = app.sessions.prepare("alice").env.environment
+    assert env is not None and isinstance(env.workspace, DirectoryWorkspace)
+    assert env.workspace.root == default_folder("alice").resolve()
+    assert persona.resolve() not in (env.workspace.root, *env.workspace.root.parents)
+    ws = isolated_home / "ws"
+    ws.mkdir()
+    app.settings.set("files.workspace", str(ws))
+    env = app.sessions.prepare("alice").env.environment
+    assert env is not None and isinstance(env.workspace, DirectoryWorkspace) and env.workspace.root == ws.resolve()

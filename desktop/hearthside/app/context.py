@@ -106,8 +106,10 @@ class AppContext:
     def conversations(self) -> ConversationService:
         """Kept conversations of every persona (data dir, never a persona folder)."""
         from .conversations import ConversationService
+        from .writeguard import build_write_guard
 
-        return ConversationService(self.paths, self.settings, lambda: [p.name for p in self.personas.list()])
+        return ConversationService(self.paths, self.settings, lambda: [p.name for p in self.personas.list()],
+                                   write_guard=lambda: build_write_guard(self.paths, self.personas, self.soul_path()))
 
     @cached_property
     def sessions(self) -> SessionService:

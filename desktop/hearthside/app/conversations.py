@@ -55,6 +55,7 @@ from ..core.redact import redact
 
 if TYPE_CHECKING:
     from ..core.agent import ToolEvent
+    from ..core.writeguard import WriteGuard
     from .paths import AppPaths
     from .settings import SettingsStore
 
@@ -238,8 +239,11 @@ class ConversationService:
     """Every persona's kept conversations (``$XDG_DATA_HOME/hearthside/conversations``)."""
 
     def __init__(self, paths: AppPaths, settings: SettingsStore, persona_names: PersonaNames | None = None,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time,
+                 write_guard: Callable[[], WriteGuard] | None = None) -> None:
         self.paths = paths
+        #: the places an export never goes (the soul, persona folders, Hearthside's own folders)
+        self.write_guard = write_guard
         self.settings = settings
         self.clock = clock
         self.store = ConversationStore(paths.data_dir / "conversations")
@@ -471,7 +475,8 @@ class ConversationService:
         existing file is refused (INVALID) unless ``overwrite``; a target that is not a regular
         file (a folder, FIFO, device) is always refused. Returns the path written."""
         conv = self.open(cid)
-        path = Path(os.path.expanduser(os.fspath(target)))
+        path = Path(os.path.expanduser(os.fspath(target))).absolute()
+        self._refuse_protected(path)
         text = to_markdown(conv)
         try:
             st = os.lstat(path)
@@ -498,6 +503,21 @@ class ConversationService:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
         return path
+
+    def _refuse_protected(self, path: Path) -> None:
+        """An export never lands in the soul, a persona folder or Hearthside's own folders
+        (a link counts as where it leads): INVALID with where it would have gone."""
+        guard = self.write_guard() if self.write_guard is not None else None
+        if guard is None:
+            return
+        real = os.path.realpath(path)
+        for cand in (real, os.path.join(os.path.realpath(path.parent), path.name)):
+            for root in guard.roots:
+                base = root.path.rstrip(os.sep)
+                if cand == base or cand.startswith(base + os.sep):
+                    raise ServiceError(f"{path} is inside {root.what} ({root.path}), where Hearthside writes no "
+                                       "export; the conversation was not exported.", ErrorKind.INVALID,
+                                       " (choose a file elsewhere)")
 
     # --- settings and retention -----------------------------------------------------------------
     def keep_days(self) -> int:
