@@ -432,6 +432,26 @@ def test_the_subagent_seam_forks_the_sessions_environment_and_keeps_it_for_revie
     assert "state folder" in guard.refusal(child / "more.md")
 
 
+def test_a_session_without_a_workspace_forks_the_personas_shell_folder_or_says_why_not(isolated_home: Path) -> None:
+    """Without files.workspace the session's environment is the persona's own shell folder (the
+    shell pack's); a writing specialist forks that, and a folder that is not there is one sentence."""
+    from hearthside.app.shell import default_folder
+
+    make_persona(isolated_home, "alice")
+    app = AppContext()
+    base = app.sessions.prepare("alice").env.environment
+    assert base is not None and isinstance(base.workspace, DirectoryWorkspace)
+    assert base.workspace.root == default_folder("alice").resolve()
+    assert not base.workspace.root.is_relative_to(app.paths.personas_dir)
+    with pytest.raises(ForkError, match="does not exist"):
+        app.forks.forker("alice").fork(base, "write")
+    app.settings.set("files.workspace", str(isolated_home / "does-not-exist"))
+    base = app.sessions.prepare("alice").env.environment
+    assert base is not None
+    with pytest.raises(ForkError, match="does-not-exist does not exist"):
+        app.forks.forker("alice").fork(base, "write")
+
+
 def test_a_session_without_a_workspace_forks_the_personas_own_folder_never_the_persona(isolated_home: Path) -> None:
     from hearthside.adapters.workspace_dir import DirectoryWorkspace
     from hearthside.app.shell import default_folder

@@ -731,3 +731,73 @@ def test_the_shell_in_a_whole_check_in_writes_no_protected_file(
     assert told[-1].startswith("exit code 0") and (work / "note.txt").read_text() == "ok\n"
     assert {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in files} == before
     assert not (conf / "mcp.json").exists() and not (alice / "new.md").exists() and not (data / "m").exists()
+
+
+def test_a_forked_specialists_shell_and_the_personas_own_writes_nothing_protected(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 24, the pieces together: a check-in granted changing tools (every call approved),
+    the shell pack on, a persona whose own ``Bash`` goes for its SOUL.md and the soul, and a
+    writing specialist whose ``Bash`` runs in its fork and goes for the same places, the
+    state folder and the fork registry; then the fork is applied. Hearthside's own writes are
+    watched by the audit hook (nothing in a persona folder or the soul), the commands' by
+    comparing the files on disk (content and mtime). Only the fork's copy, then the workspace
+    through the apply, change."""
+    from fakemodel import by_system
+    from hearthside.adapters.sandbox import probe
+
+    if not probe(refresh=True).ok:
+        pytest.skip("bubblewrap cannot run here")
+    alice = make_persona(isolated_home, "alice")
+    (alice / "agents").mkdir()
+    (alice / "agents" / "builder.md").write_text(
+        "---\nname: builder\ndescription: Builds.\npermissionMode: acceptEdits\n---\nBUILDER-MARK\n")
+    session = Session(isolated_home, AppContext())
+    conf = config_dir(isolated_home)
+    work = isolated_home / "work"
+    work.mkdir()
+    session.cli("plugins", "enable", "shell")
+    session.app.settings.set("files.workspace", str(work))
+    session.app.settings.set("personas", {"alice": {"heartbeat_allow_mutating": True}})
+    soul = conf / "soul.md"
+    soul.write_text("the user's soul\n")
+    forks = session.app.paths.state_dir / "forks"
+    files = [*sorted(p for p in alice.rglob("*") if p.is_file()), conf / "settings.toml", soul]
+    before = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in files}
+    attacks = [alice / "SOUL.md", alice / "agents" / "builder.md", soul, conf / "settings.toml"]
+    own = "; ".join(f"echo x > '{p}'" for p in attacks)
+    theirs = own + f"; echo x > '{forks}/planted.json'; echo x > '{forks.parent}/planted'; echo made > built.txt"
+    script = by_system(
+        {"BUILDER-MARK": [{"tool_calls": [("Bash", json.dumps({"command": theirs}))]}, {"text": "built"}]},
+        default=None)
+    persona_steps = iter([{"tool_calls": [("Bash", json.dumps({"command": own}))]},
+                          {"tool_calls": [("Subagent", json.dumps({"agent": "builder", "task": "build"}))]}])
+
+    def step(body: dict[str, Any]) -> dict[str, Any]:
+        if "BUILDER-MARK" in str(body["messages"][0].get("content")):
+            return script(body)
+        return next(persona_steps, {"text": "HEARTBEAT_OK"})
+
+    model = FakeModel(default=step)
+    with model:
+        for k, v in {**model.env(), "HEARTHSIDE_MODEL_API_KEY": "loopback"}.items():
+            monkeypatch.setenv(k, v)
+        RECORDER.ops.clear()
+        RECORDER.step = "a check-in with the shell and a forked specialist"
+        RECORDER.active = True
+        try:
+            session.cli("heartbeat", "run", "alice")
+            [rec] = session.app.forks.pending()
+            tree = forks / rec.id / "tree"
+            assert (tree / "built.txt").read_text() == "made\n" and not (work / "built.txt").exists()
+            session.cli("forks", "apply", rec.id)
+        finally:
+            RECORDER.active = False
+    told = [m["content"] for r in model.requests for m in r["messages"] if m["role"] == "tool"]
+    bash = [t for t in told if t.startswith(("exit code", "Error: exit code"))]
+    assert len(bash) >= 2 and all(t.count("Read-only file system") >= len(attacks) for t in bash), told
+    assert (work / "built.txt").read_text() == "made\n"
+    assert {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in files} == before
+    assert not (forks / "planted.json").exists() and not (forks.parent / "planted").exists()
+    assert [op for op in RECORDER.ops if _inside(op.path, alice) or op.path == os.path.realpath(soul)] == []
+    assert any(_inside(op.path, work) for op in RECORDER.ops)  # the apply was watched: the hook saw it

@@ -656,3 +656,54 @@ def test_a_fork_ready_for_review_is_a_notice_whose_click_opens_the_forks_tab(  #
     w = shell.windows["review"]
     assert w.tabs.currentWidget() is w.forks_panel
     qtbot.waitUntil(lambda: w.forks_panel.review is not None, timeout=10_000)
+
+
+def test_a_writing_specialists_fork_is_one_notice_per_fork_and_opens_its_review(  # type: ignore[no-untyped-def]
+        make_shell, app_context, qtbot, tmp_path, monkeypatch) -> None:
+    """The whole path in the tray's process: a chat session's writing specialist works in a fork,
+    the fork is told once (not again when its record is touched later), a second fork is its own
+    notice, and the notice opens the review window on the forks tab showing that fork."""
+    import json
+
+    from fakemodel import by_system
+    from hearthside.core.tools import PermissionMode
+    from personas import use_model
+
+    folder = make_persona(app_context, "Kip")
+    (folder / "agents").mkdir()
+    (folder / "agents" / "scribe.md").write_text(
+        "---\nname: scribe\ndescription: Writes.\npermissionMode: acceptEdits\n---\nSCRIBE-MARK\n")
+    ws = tmp_path / "work"
+    ws.mkdir()
+    app_context.settings.set("files.workspace", str(ws))
+
+    def write(name: str) -> dict[str, Any]:
+        return {"tool_calls": [("Write", json.dumps({"path": name, "content": "x\n"}))]}
+
+    def ask(task: str) -> dict[str, Any]:
+        return {"tool_calls": [("Subagent", json.dumps({"agent": "scribe", "task": task}))]}
+
+    script = by_system({"SCRIBE-MARK": [write("a.md"), {"text": "wrote a"}, write("b.md"), {"text": "wrote b"}],
+                        "Be brief.": [ask("Write a"), {"text": "ok"}, ask("Write b"), {"text": "ok"}]})
+    shell = make_shell()
+    qtbot.waitUntil(lambda: shell.lifecycle.started.is_set(), timeout=30_000)
+    with FakeModel(default=script) as fm:
+        use_model(monkeypatch, fm)
+        sessions = app_context.sessions
+        prepared = sessions.prepare("Kip", PermissionMode.ACCEPT_EDITS)
+        agent = sessions.agent(prepared, sessions.model())
+        app_context.runtime.run(agent.send("write a"), timeout=60)
+        qtbot.waitUntil(lambda: len([n for n in shell.notices if n.kind == "fork"]) == 1, timeout=10_000)
+        [rec] = app_context.forks.pending()
+        app_context.forks.finished(rec.id, "again")  # touching the record again tells nothing new
+        app_context.forks.cleanup()
+        app_context.runtime.run(agent.send("write b"), timeout=60)
+        qtbot.waitUntil(lambda: len([n for n in shell.notices if n.kind == "fork"]) == 2, timeout=10_000)
+    qtbot.wait(200)
+    first, second = [n for n in shell.notices if n.kind == "fork"]
+    assert "wait for your review: Write a" in first.body and "wait for your review: Write b" in second.body
+    assert not (ws / "a.md").exists() and len(app_context.forks.pending()) == 2
+    shell.open_notice(second)
+    w = shell.windows["review"]
+    assert w.tabs.currentWidget() is w.forks_panel
+    qtbot.waitUntil(lambda: w.forks_panel.review is not None, timeout=10_000)

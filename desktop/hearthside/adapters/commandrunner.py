@@ -168,7 +168,7 @@ class LocalCommandRunner:
         plan = self._wrap(["/bin/sh", "-c", command], policy)
         if not plan.sandboxed:
             raise ErrNoShell(f"There is no shell: it runs only inside the sandbox, and {plan.reason}.")
-        if not writable_roots((str(self.root),), policy.protected):
+        if not writable_roots((str(self.root),), policy.protected, policy.grants):
             raise ErrNoShell(f"There is no shell in {self.root}: that folder is one Hearthside protects "
                              "(the soul, a persona folder or its own folders), so a command could not "
                              "write there; choose another folder for the files tools (files.workspace).")

@@ -129,10 +129,12 @@ class AppContext:
     def forks(self) -> ForkService:
         """Writing specialists' forks of the workspace, waiting for review (state dir)."""
         from .forks import ForkService
+        from .shell import fork_runner
         from .writeguard import build_write_guard
 
         return ForkService(self.paths.state_dir, self.settings,
-                           lambda: build_write_guard(self.paths, self.personas, self.soul_path()))
+                           lambda: build_write_guard(self.paths, self.personas, self.soul_path()),
+                           runner_for=lambda tree: fork_runner(self, tree))
 
     @cached_property
     def heartbeat(self) -> HeartbeatService:

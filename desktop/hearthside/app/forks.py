@@ -18,8 +18,8 @@ the second finds it already applied and says so.
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import difflib
-import importlib
 import json
 import logging
 import os
@@ -56,6 +56,7 @@ from ..core.environment import (
 )
 from ..core.errors import ErrorKind, ServiceError
 from ..core.safeparse import loads_json
+from ..core.subagent import ForkHook
 from ..core.writeguard import ForkWriteGuard, WriteGuard
 
 log = logging.getLogger(__name__)
@@ -284,6 +285,18 @@ class ForkService:
         self._read(self.fork_id(fork))  # a fork this registry knows
         return ForkWriteGuard(parent_guard.roots, str(self.dir), self._parent_of)
 
+    def is_live_tree(self, path: str) -> bool:
+        """Whether ``path`` is exactly the folder of a fork being worked on or waiting for review
+        (the one place in the state folder a fork's shell may write)."""
+        real = Path(path).resolve()
+        fid = real.parent.name
+        if real.name != "tree" or real.parent.parent != self.dir.resolve():
+            return False
+        try:
+            return self._parent_of(fid) is not None and real == self._tree(fid).resolve()
+        except ForkError:
+            return False
+
     def _parent_of(self, fid: str) -> str | None:
         try:
             rec = self._read(fid)
@@ -321,11 +334,10 @@ class ForkService:
         summary = f"{specialist}: {' '.join(task.split())[:400]}" if specialist else task
         return self.summary_for_model(self.finished(self.fork_id(fork), summary))
 
-    def hook(self, persona: str) -> Any:
-        """The Subagent tool's fork seam, ``core.subagent.ForkHook(forker, keep)``: looked up
-        by ``SessionService.fork_hook``. Never merges by itself: the user applies in review."""
-        subagent = importlib.import_module("hearthside.core.subagent")  # the Subagent tool's module
-        return subagent.ForkHook(self.forker(persona), self.keep)
+    def hook(self, persona: str) -> ForkHook:
+        """The Subagent tool's fork seam for ``persona`` (``SessionService.fork_hook`` asks for
+        it). Never merges by itself: the user applies in review."""
+        return ForkHook(self.forker(persona), self.keep)
 
     def summary_for_model(self, rec: ForkRecord) -> str:
         """What the Subagent tool returns to the persona's model about the fork."""
@@ -451,6 +463,15 @@ class ForkService:
         except LockUnusable as exc:
             raise ForkError(f"Forks cannot be changed: {exc}.", ErrorKind.BUSY) from exc
 
+    def drop(self, fid: str) -> None:
+        """Discard a fork its specialist did not finish (or that changed nothing); quietly, as a
+        cleanup: a fork already closed stays as it is."""
+        try:
+            self.discard(fid)
+        except ForkError as exc:
+            if exc.kind is not ErrorKind.ALREADY_DONE:
+                log.warning("fork %s was not cleaned up: %s", fid, exc)
+
     def _close(self, rec: ForkRecord, status: str, summary: str | None = None) -> None:
         remove_tree(self.dir / rec.id)
         done = {**rec.as_dict(), "status": status, "closed": self.clock(), "base": {}}
@@ -503,4 +524,8 @@ class RegisteringForker:
         ws = base.workspace
         if not isinstance(ws, DirectoryWorkspace):
             raise ForkError("Only a workspace folder can be forked.", ErrorKind.INVALID)
-        return self.service.create(self.persona, label, workspace=str(ws.root))
+        fork = self.service.create(self.persona, label, workspace=str(ws.root))
+        fid = self.service.fork_id(fork)
+        # The Subagent tool cleans a fork up itself when its specialist changed nothing, failed or
+        # was cancelled: that must close the record too, or it would say "working" for a week.
+        return dataclasses.replace(fork, cleanup=lambda: self.service.drop(fid))

@@ -40,11 +40,13 @@ from ..core.tools import Catalog, CatalogError, PermissionMode, ToolEnv
 from .clock import current_time_line
 from .drift import HeldBack
 from .personas import PersonaInfo
+from .specialist_mcp import SpecialistServerConnector
 from .writeguard import build_write_guard
 
 if TYPE_CHECKING:
     from .agents import AgentService
     from .drift import DriftService
+    from .forks import ForkService
     from .mcp import McpService
     from .memory import MemoryService
     from .model import ModelService
@@ -99,6 +101,9 @@ class SessionDeps(Protocol):
 
     @property
     def model(self) -> ModelService: ...
+
+    @property
+    def forks(self) -> ForkService: ...
 
     def soul_path(self, override: str | None = None) -> str: ...
 
@@ -196,23 +201,19 @@ class SessionService:
         seconds = self.app.settings.get("agent.specialist_time_limit")
         tool = SubagentTool(listing, catalog.tools(), persona=persona, skill_body=skill_body,
                             read_only_inside=read_only, forks=self.fork_hook(persona),
-                            seconds=seconds if isinstance(seconds, (int, float)) else None)
+                            seconds=seconds if isinstance(seconds, (int, float)) else None,
+                            servers=SpecialistServerConnector())
         _register(catalog, tool, "builtin", notes)
 
     def fork_hook(self, persona: str) -> ForkHook | None:
         """Where a writing specialist gets its copy of the workspace: the app's fork service
-        (``app.forks.hook(persona)``) when there is one. Without it a writing specialist is
-        refused with a sentence, and nothing it would write can reach the workspace."""
-        forks = getattr(self.app, "forks", None)
-        hook = getattr(forks, "hook", None)
-        if not callable(hook):
-            return None
+        (``app.forks.hook(persona)``). When the fork service cannot be built a writing
+        specialist is refused with a sentence, and nothing it would write can reach the workspace."""
         try:
-            made = hook(persona)
+            return self.app.forks.hook(persona)
         except Exception as exc:  # noqa: BLE001 - no forks: writers are refused
             log.warning("forks unavailable for %s: %s", persona, exc)
             return None
-        return made if isinstance(made, ForkHook) else None
 
     def _time_preface(self, persona: str) -> Callable[[], str]:
         """``Current time: ...`` in the persona's check-in zone (else the system's), worked out

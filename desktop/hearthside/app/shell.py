@@ -23,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -71,15 +71,17 @@ def policies(app: SessionDeps) -> SandboxPolicies:
 
 
 def make_runner(app: SessionDeps, folder: Path, *, make_root: bool = False,
-                carve_out: bool = False) -> LocalCommandRunner:
+                carve_out: bool = False, grant: Callable[[str], bool] | None = None) -> LocalCommandRunner:
     """A runner bound to ``folder`` with the user's limits (also what a fork binds to its copy).
 
     ``carve_out``: ``folder`` is one Hearthside made inside its own *state* or *data* folder (a
-    fork's copy under ``state/forks``) and the command may write it. The own folder that holds
-    it is then not bound read-only again over it; nothing else in that folder becomes writable
-    (the sandbox's root is read-only, and only ``folder`` is bound read-write), and every other
+    fork's copy under ``state/forks``) and the command may write it: the sandbox *grants* it
+    (:attr:`~hearthside.core.sandbox.SandboxPolicy.grants`), binding it read-write after the
+    protected places, so the folder that holds it stays read-only around it, and every other
     protected place — the soul, each persona folder, the config folder — stays protected. A
-    folder inside a persona folder or the config folder is never carved out."""
+    folder inside a persona folder or the config folder is never carved out. ``grant(root)``
+    (with ``carve_out``) is asked at every command, and False leaves the folder protected: a
+    fork applied or discarded meanwhile is no longer writable (:func:`fork_runner`)."""
     pols = policies(app)
     network = app.settings.get("shell.network", False)
     if not isinstance(network, bool):
@@ -92,21 +94,29 @@ def make_runner(app: SessionDeps, folder: Path, *, make_root: bool = False,
                         if within(real, os.path.realpath(d)) and real != os.path.realpath(d))
         if not holders:
             raise ValueError(f"{folder} is not inside Hearthside's state or data folder; nothing to carve out")
+    holders_real = {os.path.realpath(h) for h in holders}
 
     def policy(root: str, env: Mapping[str, str]) -> SandboxPolicy:
-        base = pols.for_folder(root, env, network=network)
-        if not holders:
-            return base
-        drop = set(holders) | {os.path.realpath(h) for h in holders}
-        kept = tuple(p for p in base.protected if os.path.realpath(p) not in drop and p not in drop)
-        if any(within(os.path.realpath(root), os.path.realpath(p)) for p in kept):
-            return base  # inside something else protected (a persona folder): no carve-out
-        return dataclasses.replace(base, protected=kept)
+        made = pols.for_folder(root, env, network=network)
+        if not holders or (grant is not None and not grant(root)):
+            return made
+        others = [p for p in made.protected if os.path.realpath(p) not in holders_real and p not in holders]
+        if any(within(os.path.realpath(root), os.path.realpath(p)) for p in others):
+            return made  # inside something else protected (a persona folder): no carve-out
+        return dataclasses.replace(made, grants=(root,))
 
     timeout = _seconds(app.settings, "shell.timeout", DEFAULT_TIMEOUT)
     return LocalCommandRunner(folder, policy, default_timeout=timeout,
                               max_timeout=_seconds(app.settings, "shell.max_timeout", MAX_TIMEOUT),
                               make_root=make_root)
+
+
+def fork_runner(app: SessionDeps, tree: Path) -> LocalCommandRunner:
+    """The shell of a fork: bound to the fork's own copy, which is the one place of Hearthside's
+    state folder a command may change — and only while the registry knows it as a fork being
+    worked on or waiting for review. The soul, every persona folder, Hearthside's folders and
+    the other forks stay read-only; so a forked specialist's ``Bash`` changes only its copy."""
+    return make_runner(app, tree, carve_out=True, grant=app.forks.is_live_tree)
 
 
 def session_environment(app: SessionDeps, persona: str, workspace: str | None) -> Environment:

@@ -15,6 +15,8 @@ places read-only even inside a folder given read-write):
    writable roots *inside* those are bound after them;
 4. every protected place (the soul, each persona folder, Hearthside's config, data and state
    folders) read-only again;
+   then a *grant* (a fork's own copy, which lives in the state folder) read-write again: only
+   that one folder, never a protected place itself nor one that holds a protected place;
 5. any session-bus socket outside those folders covered by ``/dev/null``.
 
 The session bus is where the keyring (the Secret Service) answers, so the child gets no bus
@@ -91,6 +93,10 @@ class SandboxPolicy:
                                   "SSH_AUTH_SOCK", "GNOME_KEYRING_CONTROL", "GPG_AGENT_INFO")
     enabled: bool = True
     off_reason: str = ""
+    #: Places inside a protected place that this one process may change all the same: a fork's
+    #: own copy, which lives in Hearthside's state folder. Bound read-write after the protected
+    #: places; one that is itself a protected place or holds one is dropped (:func:`granted`).
+    grants: tuple[str, ...] = ()
 
     def child_env(self) -> dict[str, str]:
         """``env`` without the variables that point at the user's session."""
@@ -110,7 +116,23 @@ def within(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
-def writable_roots(writable: Iterable[str], protected: Iterable[str]) -> tuple[str, ...]:
+def granted(grants: Iterable[str], protected: Iterable[str]) -> tuple[str, ...]:
+    """The grants that may really be read-write: resolved, each strictly inside a protected
+    place, and none that is or holds a protected place (a grant of the whole state folder, or of
+    a folder around a persona folder, would open what it sits in)."""
+    prot = [_norm(p) for p in protected]
+    prot += [os.path.realpath(p) for p in prot]
+    out: list[str] = []
+    for g in grants:
+        real = os.path.realpath(_norm(g))
+        if any(within(p, real) for p in prot) or not any(within(real, p) for p in prot):
+            continue
+        out.append(real)
+    return tuple(dict.fromkeys(out))
+
+
+def writable_roots(writable: Iterable[str], protected: Iterable[str],
+                   grants: Iterable[str] = ()) -> tuple[str, ...]:
     """The writable roots that may really be read-write: with links resolved, deduplicated,
     without any that is or lies inside a protected place (that one stays read-only).
 
@@ -118,11 +140,15 @@ def writable_roots(writable: Iterable[str], protected: Iterable[str]) -> tuple[s
     persona folder would be bound read-write at the link's place, where the persona folder's
     read-only bind (at its real place) does not cover it."""
     prot = [_norm(p) for p in protected]
+    given = granted(grants, prot)
     prot += [os.path.realpath(p) for p in prot]
     out: list[str] = []
     for w in writable:
         n = _norm(w)
         real = os.path.realpath(n)
+        if any(within(real, g) for g in given):  # inside a grant: bound read-write with it
+            out.append(real)
+            continue
         if any(within(n, p) or within(real, p) for p in prot):
             continue
         out.append(real)
@@ -148,7 +174,10 @@ def bwrap_argv(bwrap: str, argv: Sequence[str], policy: SandboxPolicy, bus: BusE
     it dies every process inside dies with it; ``--die-with-parent`` ends it with Hearthside.
     """
     protected = tuple(dict.fromkeys(_norm(p) for p in policy.protected))
-    writable = writable_roots(policy.writable, protected)
+    grants = granted(policy.grants, protected)
+    # Roots inside a grant are bound with the grant, after the protected places.
+    writable = tuple(w for w in writable_roots(policy.writable, protected, grants)
+                     if not any(within(w, g) for g in grants))
     hidden = list(dict.fromkeys([PRIVATE_TMP] + ([_norm(runtime_dir)] if runtime_dir else [])))
     # Parents before children, so each mount covers what lies above it: a writable root inside
     # the private /tmp is bound after it, a runtime folder inside a writable root is hidden after
@@ -163,8 +192,11 @@ def bwrap_argv(bwrap: str, argv: Sequence[str], policy: SandboxPolicy, bus: BusE
     # Protected places: the ones a writable root reaches (or that contain one) get a read-only
     # bind again; elsewhere the read-only root already covers them.
     for p in protected:
-        if any(within(p, w) or within(w, p) for w in writable) or any(within(p, h) for h in hidden):
+        if (any(within(p, w) or within(w, p) for w in writable) or any(within(p, h) for h in hidden)
+                or any(within(g, p) for g in grants)):
             out += ["--ro-bind-try", p, p]
+    for g in grants:  # only these, of all that lies in the protected places, become writable
+        out += ["--bind", g, g]
     for sock in (_norm(s) for s in bus.paths if os.path.isabs(s)):
         hidden_already = any(within(sock, h) for h in hidden) and not any(within(sock, w) for w in writable)
         if os.path.lexists(sock) and not hidden_already:

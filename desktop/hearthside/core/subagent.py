@@ -25,7 +25,7 @@ import asyncio
 import dataclasses
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from .agent import Agent, AgentLimits, AgentResult, Approver, ChatModel, ModelError, ToolCall, ToolEvent
 from .agentdefs import (
@@ -37,6 +37,7 @@ from .agentdefs import (
     MAX_TURNS_CAP,
     AgentDef,
     AgentDefListing,
+    AgentMCPServer,
     capped,
 )
 from .approval import ASKING, Asking
@@ -85,6 +86,28 @@ class ParentLink:
     limits: AgentLimits = dataclasses.field(default_factory=AgentLimits)
     on_tool: Callable[[ToolEvent], None] | None = None
     pick_model: Callable[[AgentDef, ChatModel], ChildModel] | None = None
+
+
+@dataclass(frozen=True)
+class OpenedServers:
+    """The tools of a specialist's own MCP servers (its inline servers, connected for it alone),
+    sentences about servers that could not be had, and how to close the connections."""
+
+    tools: tuple[Tool, ...] = ()
+    notes: tuple[str, ...] = ()
+    close: Callable[[], Awaitable[None]] | None = None
+
+
+class SpecialistServers(Protocol):
+    """Connects a specialist's inline MCP servers for the length of one task (the app's MCP
+    client); references to configured servers never come here (their tools are the session's)."""
+
+    async def open(self, spec: AgentDef, servers: Sequence[AgentMCPServer]) -> OpenedServers: ...
+
+
+def mcp_prefix(server: str) -> str:
+    """The name prefix of one MCP server's tools (``mcp__<server>__``), as the catalog names them."""
+    return f"mcp__{server}__"
 
 
 @dataclass(frozen=True)
@@ -153,7 +176,7 @@ class SubagentTool:
                  skill_body: Callable[[str], str] | None = None, read_only_inside: bool = False,
                  allow_writers: bool = True, forks: ForkHook | None = None,
                  seconds: float | None = None, depth: int = 0, chain_limit: int = MAX_DEPTH_CAP,
-                 link: ParentLink | None = None) -> None:
+                 link: ParentLink | None = None, servers: SpecialistServers | None = None) -> None:
         self.listing = listing
         self.tools = tuple(t for t in tools if t.spec.name != SUBAGENT_TOOL)
         self.persona = persona
@@ -165,6 +188,7 @@ class SubagentTool:
         self.depth = depth
         self.chain_limit = chain_limit
         self.link = link
+        self.servers = servers
         self._spec = ToolSpec(SUBAGENT_TOOL, self._description(), SCHEMA)
 
     # -- what the model sees ------------------------------------------------------------------
@@ -208,7 +232,7 @@ class SubagentTool:
         kw: dict[str, Any] = {"persona": self.persona, "skill_body": self.skill_body,
                               "read_only_inside": self.read_only_inside, "allow_writers": self.allow_writers,
                               "forks": self.forks, "seconds": self.seconds, "depth": self.depth,
-                              "chain_limit": self.chain_limit, "link": self.link}
+                              "chain_limit": self.chain_limit, "link": self.link, "servers": self.servers}
         kw.update(changes)
         return SubagentTool(self.listing, self.tools, **kw)
 
@@ -269,16 +293,52 @@ class SubagentTool:
         return dataclasses.replace(env, services=services, environment=fork.child,
                                    workspace=str(root) if root is not None else None)
 
-    def _child_tools(self, spec: AgentDef) -> list[Tool]:
+    def _child_tools(self, spec: AgentDef, notes: list[str]) -> list[Tool]:
+        """The caller's tools cut down by the definition. ``mcpServers`` decides the MCP part:
+        without it the session's MCP tools follow ``tools`` as any other; with it only the named
+        servers' tools come along (all of them: ``tools`` cannot name MCP tools), and the inline
+        servers' tools are added by :meth:`_own_servers`."""
         base = list(self.tools)
         if spec.tools is not None:
             wanted = set(spec.tools)
             base = [t for t in base if t.spec.name in wanted]
+        if spec.mcp_servers:
+            base = [t for t in base if not t.spec.name.startswith("mcp__")]
+            for server in (s for s in spec.mcp_servers if s.is_reference):
+                got = [t for t in self.tools if t.spec.name.startswith(mcp_prefix(server.name))]
+                if not got:
+                    notes.append(f"the MCP server {escape_line(server.name)} its definition names is not "
+                                 "connected in this session, so its tools were left out")
+                base += got
+        return self._allowed(spec, base)
+
+    def _allowed(self, spec: AgentDef, tools: list[Tool]) -> list[Tool]:
         banned = set(spec.disallowed_tools)
-        base = [t for t in base if t.spec.name not in banned]
+        tools = [t for t in tools if t.spec.name not in banned]
         if self.read_only_inside or spec.permission_mode == "plan":  # a def may ask to only read
-            base = [t for t in base if t.read_only]
-        return base
+            tools = [t for t in tools if t.read_only]
+        return tools
+
+    async def _own_servers(self, spec: AgentDef, have: list[Tool], notes: list[str]) -> OpenedServers:
+        """Connect the definition's inline servers for this task only; their tools join ``have``
+        (a name the child already has is left out, with a note)."""
+        inline = [s for s in spec.mcp_servers if not s.is_reference]
+        if not inline:
+            return OpenedServers()
+        if self.servers is None:
+            notes.append("its own MCP servers cannot be connected in this session, so their tools were left out")
+            return OpenedServers()
+        opened = await self.servers.open(spec, inline)
+        notes.extend(opened.notes)
+        names = {t.spec.name for t in have}
+        for t in self._allowed(spec, list(opened.tools)):
+            if t.spec.name in names:
+                notes.append(f"the tool {escape_line(t.spec.name)} of its own server clashes with one it already "
+                             "has and was left out")
+                continue
+            names.add(t.spec.name)
+            have.append(t)
+        return opened
 
     def _system_prompt(self, spec: AgentDef) -> str:
         parts = [spec.body.strip()]
@@ -302,7 +362,8 @@ class SubagentTool:
         picked = link.pick_model(spec, link.model) if link.pick_model is not None else ChildModel(link.model)
         child_depth = self.depth + 1
         limit = depth_limit(spec, child_depth, self.chain_limit)
-        tools = self._child_tools(spec)
+        notes = [picked.note] if picked.note else []
+        tools = self._child_tools(spec, notes)
         absent: dict[str, str] = {}
         child_link = ParentLink(picked.model, SpecialistApprover(link.approver, spec.name, child_env),
                                 PermissionMode.PLAN if link.mode is PermissionMode.PLAN else link.mode,
@@ -312,11 +373,15 @@ class SubagentTool:
         else:
             absent[SUBAGENT_TOOL] = (f"The specialist {spec.name} cannot hand tasks to other specialists: "
                                      f"the depth limit is {limit}; do the task yourself.")
-        child = Agent(picked.model, tools, self._system_prompt(spec), env=child_env,
-                      approver=child_link.approver, mode=child_link.mode,
-                      limits=child_limits(spec, link.limits), on_tool=child_link.on_tool, absent=absent)
-        run = asyncio.ensure_future(child.send(task))
+        opened = OpenedServers()
+        run: asyncio.Future[AgentResult] | None = None
+        child: Agent | None = None
         try:
+            opened = await self._own_servers(spec, tools, notes)
+            child = Agent(picked.model, tools, self._system_prompt(spec), env=child_env,
+                          approver=child_link.approver, mode=child_link.mode,
+                          limits=child_limits(spec, link.limits), on_tool=child_link.on_tool, absent=absent)
+            run = asyncio.ensure_future(child.send(task))
             done, _ = await asyncio.wait({run}, timeout=self.seconds)
             if not done:
                 child.cancel()
@@ -328,13 +393,15 @@ class SubagentTool:
             except ModelError as exc:
                 return ToolResult.error(f"The specialist {spec.name} could not finish: {exc}")
         finally:
-            if not run.done():  # the parent was cancelled: the child goes too, before we return
+            if run is not None and child is not None and not run.done():  # the parent was cancelled
                 child.cancel()
                 run.cancel()
                 await asyncio.wait({run}, timeout=UNWIND_GRACE)
+            if opened.close is not None:  # the specialist's own servers end with its task
+                await asyncio.shield(opened.close())
             if picked.close is not None:
                 await picked.close()
-        return _outcome(spec, res, picked.note)
+        return _outcome(spec, res, "; ".join(notes))
 
     async def _settle_fork(self, spec: AgentDef, task: str, fork: Fork, result: ToolResult,
                            env: ToolEnv) -> ToolResult:
