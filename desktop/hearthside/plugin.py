@@ -13,13 +13,13 @@ Compatibility promise (``PLUGIN_API_VERSION`` is ``MAJOR.MINOR``):
 - MINOR grows when something is added (a hook, an argument, a helper): 1.1 added the hooks
   ``hearthside_commands`` and ``hearthside_settings_forms``, the form types and the pack
   helpers (folders, secrets, config); 1.2 added the shell names (``CommandResult``,
-  ``CommandRunner``, ``CommandStreamer``, ``ErrNoShell``, ``AlwaysAsk``) and the safe fetch
+  ``CommandRunner``, ``CommandStreamer``, ``ErrNoShell``, ``AlwaysAsk``), the safe fetch
   (``safe_get``, ``safe_client``, ``check_web_url``, ``shown_url``, ``Fetched``,
-  ``FetchError``, ``FetchRefused``, ``MAX_REDIRECTS``). A pack that needs an addition checks
-  ``PLUGIN_API_VERSION`` before importing it (and raises ``ImportError`` with a sentence, so an
-  older Hearthside disables it with that reason) or marks the new hook
-  ``@hookimpl(optionalhook=True)`` so an older Hearthside loads it without that hook instead
-  of refusing it.
+  ``FetchError``, ``FetchRefused``, ``MAX_REDIRECTS``) and ``untrusted_line``. A pack that
+  needs an added helper checks ``PLUGIN_API_VERSION`` before importing it (and raises
+  ``ImportError`` with a sentence, so an older Hearthside disables it with that reason); a
+  pack that implements an added hook marks it ``@hookimpl(optionalhook=True)`` so an older
+  Hearthside loads it without that hook instead of refusing it.
 - Anything removed or changed incompatibly bumps MAJOR, and is announced one MINOR release
   before, with a deprecation warning.
 
@@ -52,6 +52,8 @@ proxy or ``.netrc`` from the environment) returning :class:`Fetched`, or raising
 :func:`check_web_url` (the same address rule, to check a URL the user gives before storing it),
 :func:`shown_url` (a URL as shown in a sentence, without its query or password) and
 :func:`safe_client` (the httpx2 client behind it, for a request ``safe_get`` does not make).
+:func:`untrusted_line` (1.2) makes one field of untrusted text safe inside a fence: one line,
+capped, escaped, by the rule Hearthside's own search-results fence uses.
 
 ``@hookimpl(optionalhook=True)`` marks an implementation of a hook this Hearthside may not
 have (one added in a later MINOR version): an older Hearthside then skips it instead of
@@ -86,7 +88,7 @@ from .core.packtypes import (
     RegisterSkills,
     RegisterTool,
 )
-from .core.search import SearchProvider, SearchQuery, SearchResult, SearchUnavailable
+from .core.search import SearchProvider, SearchQuery, SearchResult, SearchUnavailable, untrusted_line
 from .core.tools import AlwaysAsk, CallTarget, FunctionTool, Tool, ToolEnv, ToolResult, ToolSpec
 
 # the write guard (issue 9): every mutating pack tool goes through check_write, below
@@ -179,4 +181,5 @@ __all__ = [
     "safe_client",
     "safe_get",
     "shown_url",
+    "untrusted_line",
 ]
