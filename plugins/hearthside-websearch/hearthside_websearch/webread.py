@@ -1,9 +1,10 @@
 """The read-only tool ``web_read(url)``: one web page as readable text, fenced as untrusted.
 
 The page is fetched through Hearthside's ``safe_get`` (plugin API 1.2: https, http only to this
-computer, every redirect re-checked, no cookies, no proxy from the environment) within a time and size budget, and
-turned into text by ``trafilatura`` (the article, without menus, footers and ads). No
-JavaScript runs: what the server sends is what is read. The answer is bounded in length.
+computer, every redirect re-checked, no cookies, no proxy from the environment) within a time
+and size budget, and turned into text by ``trafilatura`` (the article, without menus, footers
+and ads). No JavaScript runs: what the server sends is what is read. The answer is bounded in
+length.
 """
 
 from __future__ import annotations
