@@ -12,9 +12,14 @@ Compatibility promise (``PLUGIN_API_VERSION`` is ``MAJOR.MINOR``):
   ones may be added), a ``register`` callable keeps accepting what it accepts today.
 - MINOR grows when something is added (a hook, an argument, a helper): 1.1 added the hooks
   ``hearthside_commands`` and ``hearthside_settings_forms``, the form types and the pack
-  helpers (folders, secrets, config). A pack that needs an
-  addition checks ``PLUGIN_API_VERSION`` or marks the new hook ``@hookimpl(optionalhook=True)``
-  so an older Hearthside loads it without that hook instead of refusing it.
+  helpers (folders, secrets, config); 1.2 added the shell names (``CommandResult``,
+  ``CommandRunner``, ``CommandStreamer``, ``ErrNoShell``, ``AlwaysAsk``), the safe fetch
+  (``safe_get``, ``safe_client``, ``check_web_url``, ``shown_url``, ``Fetched``,
+  ``FetchError``, ``FetchRefused``, ``MAX_REDIRECTS``) and ``untrusted_line``. A pack that
+  needs an added helper checks ``PLUGIN_API_VERSION`` before importing it (and raises
+  ``ImportError`` with a sentence, so an older Hearthside disables it with that reason); a
+  pack that implements an added hook marks it ``@hookimpl(optionalhook=True)`` so an older
+  Hearthside loads it without that hook instead of refusing it.
 - Anything removed or changed incompatibly bumps MAJOR, and is announced one MINOR release
   before, with a deprecation warning.
 
@@ -34,6 +39,22 @@ Helpers (1.1) for a pack's own service code: :func:`pack_data_dir` and :func:`pa
 (private folders outside every persona folder), :func:`pack_secrets` (the OS keyring only) and
 :func:`pack_config` (one JSON document, written atomically under a lock).
 
+The shell (1.2): a tool runs a command through ``env.environment.command_runner()``, a
+:class:`CommandRunner` (maybe also a :class:`CommandStreamer`) that returns a
+:class:`CommandResult`, or raises :class:`ErrNoShell` when the session has no shell; a tool
+with ``always_ask = True`` (:class:`AlwaysAsk`) is asked about on every call.
+
+Safe fetch (1.2), for a pack that reads the web: :func:`safe_get` (``https://`` to a public
+address or this computer, ``http://`` only to a literal loopback address, every redirect and
+every resolved address re-checked, a size cap and one deadline for all hops, no cookies, no
+proxy or ``.netrc`` from the environment) returning :class:`Fetched`, or raising
+:class:`FetchRefused` (an address it does not read) or :class:`FetchError` (one sentence);
+:func:`check_web_url` (the same address rule, to check a URL the user gives before storing it),
+:func:`shown_url` (a URL as shown in a sentence, without its query or password) and
+:func:`safe_client` (the httpx2 client behind it, for a request ``safe_get`` does not make).
+:func:`untrusted_line` (1.2) makes one field of untrusted text safe inside a fence: one line,
+capped, escaped, by the rule Hearthside's own search-results fence uses.
+
 ``@hookimpl(optionalhook=True)`` marks an implementation of a hook this Hearthside may not
 have (one added in a later MINOR version): an older Hearthside then skips it instead of
 disabling the pack with "the pack may need a newer Hearthside". Hook wrappers are refused.
@@ -43,8 +64,22 @@ from __future__ import annotations
 
 import os
 
+# the safe fetch (1.2): httpx2 is imported on the first fetch, so importing this module stays light
+from .adapters.safe_fetch import (
+    MAX_REDIRECTS,
+    Fetched,
+    FetchError,
+    FetchRefused,
+    check_web_url,
+    safe_client,
+    safe_get,
+    shown_url,
+)
 from .core.boundedread import BoundedRead, read_bounded
 from .core.contributions import McpServerContribution, SecretNeed
+
+# the shell (1.2, issue 24): ``env.environment.command_runner()`` is the session's runner
+from .core.environment import CommandResult, CommandRunner, CommandStreamer, ErrNoShell
 from .core.forms import FormField, SettingsForm
 from .core.packtypes import (
     PackSettings,
@@ -53,8 +88,23 @@ from .core.packtypes import (
     RegisterSkills,
     RegisterTool,
 )
-from .core.search import SearchProvider, SearchQuery, SearchResult, SearchUnavailable
-from .core.tools import FunctionTool, Tool, ToolEnv, ToolResult, ToolSpec
+from .core.search import SearchProvider, SearchQuery, SearchResult, SearchUnavailable, untrusted_line
+from .core.tools import AlwaysAsk, CallTarget, FunctionTool, Tool, ToolEnv, ToolResult, ToolSpec
+
+# the write guard (issue 9): every mutating pack tool goes through check_write, below
+from .core.writeguard import ProtectedRoot, WriteGuard, WriteRefused
+
+# the pack helpers (1.1): the pack's own folders, secrets and configuration
+from .pluginhost.packfiles import (
+    PackConfig,
+    PackConfigError,
+    PackSecretError,
+    PackSecrets,
+    pack_cache_dir,
+    pack_config,
+    pack_data_dir,
+    pack_secrets,
+)
 from .pluginhost.specs import (
     ENTRY_POINT_GROUP,
     HOOK_NAMES,
@@ -64,14 +114,7 @@ from .pluginhost.specs import (
 )
 
 #: The plugin API's version, ``MAJOR.MINOR`` (see the compatibility promise above).
-PLUGIN_API_VERSION = "1.1"
-
-
-# --- write guard (issue 9 hole 2): the "guard" helper adds its exports here -------------------
-# Mutating pack tools go through the host's write guard; its public names are exported from
-# this module (and listed in __all__) so packs never import the guard's internal module.
-from .core.tools import CallTarget
-from .core.writeguard import ProtectedRoot, WriteGuard, WriteRefused
+PLUGIN_API_VERSION = "1.2"
 
 
 def check_write(env: ToolEnv, path: str | os.PathLike[str]) -> None:
@@ -83,29 +126,12 @@ def check_write(env: ToolEnv, path: str | os.PathLike[str]) -> None:
     pack does for each Write and Edit (through its workspace). Reading is never refused.
     """
     env.write_guard.check(path)
-# ------------------------------------------------------------------------------------------------
 
-# --- pack helpers (1.1): the pack's own folders, secrets and configuration -----------------------
-# --- the shell (issue 24): what a tool needs to run a command in its session's bound folder ----
-# ``env.environment.command_runner()`` is the session's runner (ErrNoShell when there is none);
-# a runner may also be a CommandStreamer. A tool that declares ``always_ask = True`` is asked
-# about on every call, accept-edits mode included (AlwaysAsk).
-from .core.environment import CommandResult, CommandRunner, CommandStreamer, ErrNoShell
-from .core.tools import AlwaysAsk
-from .pluginhost.packfiles import (
-    PackConfig,
-    PackConfigError,
-    PackSecretError,
-    PackSecrets,
-    pack_cache_dir,
-    pack_config,
-    pack_data_dir,
-    pack_secrets,
-)
 
 __all__ = [
     "ENTRY_POINT_GROUP",
     "HOOK_NAMES",
+    "MAX_REDIRECTS",
     "PLUGIN_API_VERSION",
     "AlwaysAsk",
     "BoundedRead",
@@ -114,6 +140,9 @@ __all__ = [
     "CommandRunner",
     "CommandStreamer",
     "ErrNoShell",
+    "FetchError",
+    "FetchRefused",
+    "Fetched",
     "FormField",
     "FunctionTool",
     "McpServerContribution",
@@ -141,6 +170,7 @@ __all__ = [
     "ToolSpec",
     "WriteGuard",
     "WriteRefused",
+    "check_web_url",
     "check_write",
     "hookimpl",
     "pack_cache_dir",
@@ -148,4 +178,8 @@ __all__ = [
     "pack_data_dir",
     "pack_secrets",
     "read_bounded",
+    "safe_client",
+    "safe_get",
+    "shown_url",
+    "untrusted_line",
 ]

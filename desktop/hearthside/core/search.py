@@ -20,7 +20,7 @@ FRESHNESS_VALUES = ("day", "week", "month", "year")
 PROVIDER_NAME_RX = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 
 _FIELD_CAPS = {"title": 300, "url": 2048, "snippet": 1000, "date": 64, "source": 120}
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u2028\u2029]")
 
 
 class SearchUnavailable(RuntimeError):
@@ -69,7 +69,14 @@ def clamp_limit(limit: object) -> int:
     return max(1, min(MAX_LIMIT, int(limit)))
 
 
-def _clean(value: object, cap: int) -> str:
+def untrusted_line(value: object, cap: int) -> str:
+    """``value`` as one escaped line of at most ``cap`` characters (plus an ellipsis when cut),
+    safe to put inside an untrusted-content fence, as an element's text or an attribute's value.
+
+    Control characters and line breaks (``\\n``, ``\\r``, U+2028, U+2029) become spaces, so the
+    text cannot start a line of its own that looks like the host's; ``&``, ``<``, ``>`` and ``"``
+    are escaped. Plugin API 1.2 exports it: the feeds pack fences its items with it.
+    """
     text = value if isinstance(value, str) else ("" if value is None else str(value))
     text = _CONTROL.sub(" ", text).replace("\n", " ").replace("\r", " ").strip()
     if len(text) > cap:
@@ -92,13 +99,13 @@ def fence_results(query: SearchQuery, results: list[SearchResult]) -> str:
     Fields are single-line, length-capped and HTML-escaped; a result whose text carries an
     injection marker is labelled so the model (and a reviewing user) can see it.
     """
-    lines = [FENCE_HEADER, f'<search_results query="{_clean(query.query, 300)}" untrusted="true">']
+    lines = [FENCE_HEADER, f'<search_results query="{untrusted_line(query.query, 300)}" untrusted="true">']
     if not results:
         lines.append("(no results)")
     for i, r in enumerate(results, 1):
-        fields = {k: _clean(getattr(r, k, ""), cap) for k, cap in _FIELD_CAPS.items()}
+        fields = {k: untrusted_line(getattr(r, k, ""), cap) for k, cap in _FIELD_CAPS.items()}
         hit = scan_for_injection(" ".join(str(getattr(r, k, "")) for k in ("title", "snippet")))
-        flag = f' flagged="{_clean(hit.describe(), 200)}"' if hit else ""
+        flag = f' flagged="{untrusted_line(hit.describe(), 200)}"' if hit else ""
         lines.append(f'<result index="{i}"{flag}>')
         for key, val in fields.items():
             if val:

@@ -8,6 +8,14 @@ settings are not used, so no credential of the user's is sent anywhere it was no
 
 Errors are :class:`FetchError` with one sentence that names neither the URL's query string nor
 any password.
+
+Why not Hearthside's ``safe_get`` (plugin API 1.2), which the feeds and websearch packs use: the
+rules differ at each step. A calendar the user added on their own network (a NAS, a CalDAV
+server at home) is allowed here and refused there; CalDAV needs ``PROPFIND``/``REPORT`` with a
+body and a password that is dropped when a redirect leaves the host; and a redirect is judged by
+:func:`sources.check_redirect` (never somewhere more local than where it started), not by a
+fixed public-only rule. What is the same (a total deadline, a streamed size cap, no cookies,
+no proxy, redirects by hand) is a few lines of each loop, not a helper worth sharing.
 """
 
 from __future__ import annotations

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 import click
-from hearthside.plugin import PackConfigError
+from hearthside.plugin import PackConfigError, shown_url
 
-from . import netsafe, opml, store
+from . import opml, store
 
 
 def _fail(message: str) -> click.ClickException:
@@ -28,7 +28,7 @@ def add(url: str, persona: str) -> None:
     except (store.FeedListError, PackConfigError) as exc:
         raise _fail(str(exc)) from None
     who = f"the persona {persona.strip()}" if persona.strip() else "every persona"
-    click.echo(f"Added {netsafe.shown(added)} for {who}.")
+    click.echo(f"Added {shown_url(added)} for {who}.")
 
 
 @feeds.command("list", help="The feeds followed, and by whom.")
@@ -55,8 +55,8 @@ def remove(url: str) -> None:
     except PackConfigError as exc:
         raise _fail(str(exc)) from None
     if not gone:
-        raise _fail(f"no feed {netsafe.shown(url)} is followed; 'hearthside feeds list' shows them")
-    click.echo(f"Removed {netsafe.shown(url)}.")
+        raise _fail(f"no feed {shown_url(url)} is followed; 'hearthside feeds list' shows them")
+    click.echo(f"Removed {shown_url(url)}.")
 
 
 @feeds.command("import-opml", help="Follow every feed in an OPML file another reader exported.")

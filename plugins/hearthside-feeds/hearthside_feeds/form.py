@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from hearthside.plugin import FormField, PackConfigError, SettingsForm
+from hearthside.plugin import FormField, PackConfigError, SettingsForm, shown_url
 
-from . import netsafe, store
+from . import store
 from .commands import import_file
 
 
@@ -20,14 +20,14 @@ def _add(values: Mapping[str, str]) -> str:
 
 def _items() -> Sequence[tuple[str, str]]:
     try:
-        return [(f["url"], f"{netsafe.shown(f['url'])} — {f['persona'] or 'every persona'}") for f in store.feeds()]
+        return [(f["url"], f"{shown_url(f['url'])} — {f['persona'] or 'every persona'}") for f in store.feeds()]
     except PackConfigError:
         return []
 
 
 def _remove(url: str) -> str:
     try:
-        return "" if store.remove(url) else f"{netsafe.shown(url)} is not followed."
+        return "" if store.remove(url) else f"{shown_url(url)} is not followed."
     except PackConfigError as exc:
         return str(exc).rstrip(".") + "."
 

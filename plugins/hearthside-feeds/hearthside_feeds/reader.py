@@ -1,9 +1,10 @@
 """Fetching and parsing one feed, with a conditional-GET cache in the pack's cache folder.
 
-A feed is fetched through :mod:`netsafe` (https or loopback http, every redirect re-checked,
-a time and size budget). The last good copy is kept in ``pack_cache_dir("feeds")`` with its
-``ETag`` and ``Last-Modified``, sent back next time, so an unchanged feed costs a 304; when a
-feed cannot be fetched the cached copy is used and the reader says how old it is.
+A feed is fetched through Hearthside's ``safe_get`` (plugin API 1.2: https or loopback http,
+every redirect re-checked, a time and size budget). The last good copy is kept in
+``pack_cache_dir("feeds")`` with its ``ETag`` and ``Last-Modified``, sent back next time, so an
+unchanged feed costs a 304; when a feed cannot be fetched the cached copy is used and the
+reader says how old it is.
 """
 
 from __future__ import annotations
@@ -21,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 import feedparser  # type: ignore[import-untyped]
+from hearthside.plugin import Fetched, FetchError, safe_get, shown_url
 
-from . import netsafe
 from .fence import plain
 
 MAX_FEED_BYTES = 8 * 1024 * 1024
@@ -90,7 +91,7 @@ class FeedCache:
             return {}, None
         return meta, body
 
-    def save(self, url: str, fetched: netsafe.Fetched) -> None:
+    def save(self, url: str, fetched: Fetched) -> None:
         meta = {"url": url, "etag": fetched.headers.get("etag", ""),
                 "last_modified": fetched.headers.get("last-modified", ""),
                 "content_type": fetched.headers.get("content-type", ""), "saved": time.time()}
@@ -124,12 +125,12 @@ def parse(url: str, body: bytes, content_type: str = "") -> FeedRead:
         doc = feedparser.parse(body, response_headers=headers, sanitize_html=False,
                                resolve_relative_uris=False)
     except Exception:  # noqa: BLE001 - feedparser on hostile bytes: one sentence, not a crash
-        return FeedRead(url, error=f"{netsafe.shown(url)} could not be read as a feed")
+        return FeedRead(url, error=f"{shown_url(url)} could not be read as a feed")
     if not doc.get("version") and not doc.entries:
         head = body[:512].lstrip().lower()
         looks = " (it is a web page, not a feed)" if head.startswith((b"<!doctype html", b"<html")) else ""
-        return FeedRead(url, error=f"{netsafe.shown(url)} is not an RSS or Atom feed{looks}")
-    title = plain(str(doc.feed.get("title") or "")) or netsafe.shown(url)
+        return FeedRead(url, error=f"{shown_url(url)} is not an RSS or Atom feed{looks}")
+    title = plain(str(doc.feed.get("title") or "")) or shown_url(url)
     items = []
     for e in doc.entries[:MAX_ITEMS_PER_FEED]:
         link = str(e.get("link") or "")
@@ -164,8 +165,8 @@ def read(url: str, cache: FeedCache, timeout: float = 10.0) -> FeedRead:
         if meta.get("last_modified"):
             headers["If-Modified-Since"] = str(meta["last_modified"])
     try:
-        got = netsafe.get(url, timeout=timeout, max_bytes=MAX_FEED_BYTES, headers=headers)
-    except netsafe.FetchError as exc:
+        got = safe_get(url, timeout=timeout, max_bytes=MAX_FEED_BYTES, headers=headers)
+    except FetchError as exc:
         if cached is None:
             return FeedRead(url, error=str(exc))
         out = parse(url, cached, str(meta.get("content_type") or ""))

@@ -17,9 +17,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from hearthside.plugin import pack_config, pack_data_dir
+from hearthside.plugin import FetchRefused, check_web_url, pack_config, pack_data_dir, shown_url
 
-from . import netsafe
 from .reader import write_private
 
 PACK = "feeds"
@@ -58,8 +57,8 @@ def feeds_for(persona: str) -> list[str]:
 def add(url: str, persona: str = "") -> str:
     """Add (or re-assign) a feed; returns the checked address. Raises :class:`FeedListError`."""
     try:
-        url = netsafe.check_url(url)
-    except netsafe.Refused as exc:
+        url = check_web_url(url)
+    except FetchRefused as exc:
         raise FeedListError(str(exc)) from None
     persona = check_persona(persona)
 
@@ -80,8 +79,8 @@ def add_many(entries: Iterable[tuple[str, str]]) -> tuple[list[str], list[str]]:
     checked: list[tuple[str, str]] = []
     for url, persona in entries:
         try:
-            checked.append((netsafe.check_url(url), check_persona(persona)))
-        except (netsafe.Refused, FeedListError) as exc:
+            checked.append((check_web_url(url), check_persona(persona)))
+        except (FetchRefused, FeedListError) as exc:
             refused.append(str(exc))
 
     def change(doc: dict[str, Any]) -> None:
@@ -91,7 +90,7 @@ def add_many(entries: Iterable[tuple[str, str]]) -> tuple[list[str], list[str]]:
             if url in have:
                 continue
             if len(items) >= MAX_FEEDS:
-                refused.append(f"{netsafe.shown(url)} was not added: there are already {MAX_FEEDS} feeds")
+                refused.append(f"{shown_url(url)} was not added: there are already {MAX_FEEDS} feeds")
                 continue
             items.append({"url": url, "persona": persona})
             have.add(url)
@@ -111,7 +110,7 @@ def remove(url: str) -> bool:
         items = [f for f in doc.get("feeds") or [] if isinstance(f, dict)]
         keep = [f for f in items if f.get("url") != url]
         if len(keep) == len(items):  # also by the address as shown (without its query)
-            keep = [f for f in items if netsafe.shown(str(f.get("url"))) != url]
+            keep = [f for f in items if shown_url(str(f.get("url"))) != url]
         gone.extend(str(f.get("url")) for f in items if f not in keep)
         doc["feeds"] = keep
 

@@ -19,10 +19,11 @@ from hearthside.plugin import (
     ToolSpec,
     pack_cache_dir,
     pack_config,
+    untrusted_line,
 )
 
 from . import reader, store
-from .fence import clean, fence
+from .fence import fence
 
 MAX_NEW = 40
 MAX_NEW_PER_FEED = 15
@@ -71,13 +72,13 @@ def read_all(urls: list[str]) -> list[reader.FeedRead]:
 
 
 def _item_lines(item: reader.Item) -> list[str]:
-    lines = [f'<item feed="{clean(item.feed, 120)}">', f"title: {clean(item.title, 300)}"]
+    lines = [f'<item feed="{untrusted_line(item.feed, 120)}">', f"title: {untrusted_line(item.title, 300)}"]
     if item.published:
         lines.append(f"published: {item.published.strftime('%Y-%m-%d %H:%M UTC')}")
     if item.link:
-        lines.append(f"link: {clean(item.link, 500)}")
+        lines.append(f"link: {untrusted_line(item.link, 500)}")
     if item.summary:
-        lines.append(f"summary: {clean(item.summary, 400)}")
+        lines.append(f"summary: {untrusted_line(item.summary, 400)}")
     lines.append("</item>")
     return lines
 

@@ -16,9 +16,8 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from hearthside.plugin import ToolEnv, pack_config
+from hearthside.plugin import FetchRefused, ToolEnv, check_web_url, pack_config, shown_url
 from hearthside.pluginhost.host import PackHost, discover
-from hearthside_feeds import netsafe
 from hearthside_feeds.commands import feeds as feeds_cli
 from hearthside_feeds.form import forms
 from hearthside_feeds.tools import make_tools
@@ -211,11 +210,11 @@ def test_the_rules_refuse_what_may_not_be_fetched() -> None:
     for url in ("http://example.org/feed", "http://localhost/feed", "https://192.168.1.10/feed",
                 "https://[::ffff:10.0.0.1]/", "ftp://example.org/f", "https://user:pw@example.org/f",
                 "javascript:alert(1)", ""):
-        with pytest.raises(netsafe.Refused):
-            netsafe.check_url(url)
-    assert netsafe.check_url(" https://example.org/feed ") == "https://example.org/feed"
-    assert netsafe.check_url("http://[::1]:8080/f") == "http://[::1]:8080/f"
-    assert netsafe.shown("https://example.org/f?token=s3cret") == "https://example.org/f"
+        with pytest.raises(FetchRefused):
+            check_web_url(url)
+    assert check_web_url(" https://example.org/feed ") == "https://example.org/feed"
+    assert check_web_url("http://[::1]:8080/f") == "http://[::1]:8080/f"
+    assert shown_url("https://example.org/f?token=s3cret") == "https://example.org/f"
 
 
 def test_cli_add_list_remove_and_refusals() -> None:

@@ -18,15 +18,19 @@ from typing import Any, ClassVar
 
 import httpx2
 from hearthside.plugin import (
+    FetchError,
+    FetchRefused,
     PackSecretError,
     PackSettings,
     SearchQuery,
     SearchResult,
     SearchUnavailable,
+    check_web_url,
     pack_secrets,
+    safe_client,
+    shown_url,
 )
 
-from . import netsafe
 from .textutil import plain
 
 PACK = "websearch"
@@ -56,8 +60,8 @@ class KeyedProvider:
         value = self.settings.get(self.endpoint_key) if self.settings is not None else None
         url = value.strip() if isinstance(value, str) and value.strip() else self.default_endpoint
         try:
-            return netsafe.check_url(url)
-        except netsafe.Refused as exc:
+            return check_web_url(url)
+        except FetchRefused as exc:
             raise SearchUnavailable(f"{self.endpoint_key} is not usable: {exc}") from None
 
     def key(self) -> str:
@@ -80,7 +84,7 @@ class KeyedProvider:
     def _call(self, query: SearchQuery) -> list[SearchResult]:
         endpoint, key = self.endpoint(), self.key()
         try:
-            with netsafe.client(self.timeout) as http:
+            with safe_client(self.timeout) as http:
                 resp = http.send(self.request(query, key, endpoint), stream=True)
                 try:
                     raw = bytearray()
@@ -92,10 +96,10 @@ class KeyedProvider:
                     resp.close()
         except httpx2.TimeoutException:
             raise RuntimeError(f"{self.label} did not answer within {self.timeout:g} s") from None
-        except netsafe.FetchError as exc:
+        except FetchError as exc:
             raise RuntimeError(f"{self.label}: {exc}") from None
         except (httpx2.HTTPError, OSError) as exc:
-            raise RuntimeError(f"cannot reach {self.label} at {netsafe.shown(endpoint)} "
+            raise RuntimeError(f"cannot reach {self.label} at {shown_url(endpoint)} "
                                f"({type(exc).__name__})") from None
         status = resp.status_code
         if status in (401, 403):

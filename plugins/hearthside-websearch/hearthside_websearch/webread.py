@@ -1,9 +1,10 @@
 """The read-only tool ``web_read(url)``: one web page as readable text, fenced as untrusted.
 
-The page is fetched through :mod:`netsafe` (https, http only to this computer, every redirect
-re-checked, no cookies, no proxy from the environment) within a time and size budget, and
-turned into text by ``trafilatura`` (the article, without menus, footers and ads). No
-JavaScript runs: what the server sends is what is read. The answer is bounded in length.
+The page is fetched through Hearthside's ``safe_get`` (plugin API 1.2: https, http only to this
+computer, every redirect re-checked, no cookies, no proxy from the environment) within a time
+and size budget, and turned into text by ``trafilatura`` (the article, without menus, footers
+and ads). No JavaScript runs: what the server sends is what is read. The answer is bounded in
+length.
 """
 
 from __future__ import annotations
@@ -14,9 +15,8 @@ from collections.abc import Mapping
 from typing import Any
 
 import trafilatura
-from hearthside.plugin import ToolEnv, ToolResult, ToolSpec
+from hearthside.plugin import Fetched, FetchError, ToolEnv, ToolResult, ToolSpec, safe_get, shown_url
 
-from . import netsafe
 from .textutil import fence_page, plain
 
 MAX_PAGE_BYTES = 3 * 1024 * 1024
@@ -27,7 +27,7 @@ HTML_TYPES = ("text/html", "application/xhtml+xml")
 _TITLE = re.compile(rb"<title[^>]*>(.{0,600}?)</title>", re.IGNORECASE | re.DOTALL)
 
 
-def page_text(fetched: netsafe.Fetched) -> tuple[str, str]:
+def page_text(fetched: Fetched) -> tuple[str, str]:
     """(title, readable text) of a fetched page; ValueError with a sentence when there is none."""
     ctype = fetched.headers.get("content-type", "").split(";")[0].strip().lower()
     charset = fetched.charset() or "utf-8"
@@ -38,13 +38,13 @@ def page_text(fetched: netsafe.Fetched) -> tuple[str, str]:
     if ctype == "text/plain":
         return "", text
     if ctype and ctype not in HTML_TYPES:
-        raise ValueError(f"{netsafe.shown(fetched.url)} is {ctype[:60]}, not a web page that can be read as text")
+        raise ValueError(f"{shown_url(fetched.url)} is {ctype[:60]}, not a web page that can be read as text")
     m = _TITLE.search(fetched.body)
     title = plain(m.group(1).decode(charset, errors="replace")) if m else ""
     body = trafilatura.extract(text, url=fetched.url, include_comments=False, include_tables=True,
                                include_images=False, include_links=False, favor_precision=True)
     if not body or not body.strip():
-        raise ValueError(f"{netsafe.shown(fetched.url)} has no readable text (it may need JavaScript)")
+        raise ValueError(f"{shown_url(fetched.url)} has no readable text (it may need JavaScript)")
     return title, body.strip()
 
 
@@ -55,10 +55,10 @@ def web_read(url: str, max_chars: int = DEFAULT_CHARS, timeout: float = TIMEOUT)
         max_chars = DEFAULT_CHARS
     max_chars = max(500, min(MAX_CHARS, max_chars))
     try:
-        got = netsafe.get(url, timeout=timeout, max_bytes=MAX_PAGE_BYTES,
+        got = safe_get(url, timeout=timeout, max_bytes=MAX_PAGE_BYTES,
                           headers={"Accept": "text/html, application/xhtml+xml, text/plain;q=0.8"})
         title, text = page_text(got)
-    except (netsafe.FetchError, ValueError) as exc:
+    except (FetchError, ValueError) as exc:
         return ToolResult.error(f"Could not read the page: {exc}.")
     note = ""
     if len(text) > max_chars:

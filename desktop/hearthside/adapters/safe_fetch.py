@@ -1,4 +1,4 @@
-"""Which web addresses the pack fetches, and one GET that keeps to them on every hop.
+"""Plugin API 1.2: the one web fetch every pack uses, keeping to safe addresses on every hop.
 
 The rule (issue 21): ``https://`` to a public address or to this computer; ``http://`` only
 to a loopback address written literally (``127.0.0.0/8``, ``::1``: a name like ``localhost``
@@ -9,12 +9,14 @@ differently between check and use (DNS rebinding) cannot reach the local network
 redirect is a new request checked by the same rule; no cookies are kept or sent; proxies and
 ``.netrc`` from the environment are ignored.
 
-This module is duplicated in hearthside-feeds (packs share code only through
-``hearthside.plugin``); keep the two copies the same.
+It lives here, not in each pack, because packs share code only through ``hearthside.plugin``:
+the feeds and websearch packs each kept a copy of this module until plugin API 1.2 exported it
+(as :func:`~hearthside.plugin.safe_get` and its companions; see that module for the names).
 """
 
 from __future__ import annotations
 
+import functools
 import http.cookiejar
 import ipaddress
 import socket
@@ -22,10 +24,11 @@ import time
 import urllib.parse
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpcore2
-import httpx2
+if TYPE_CHECKING:  # httpx2 is imported on the first fetch: importing hearthside.plugin stays light
+    import httpcore2
+    import httpx2
 
 MAX_REDIRECTS = 5
 USER_AGENT = "Hearthside (+https://github.com/hearthside)"
@@ -35,11 +38,11 @@ class FetchError(Exception):
     """A fetch failed; the message is one sentence for the model and the user."""
 
 
-class Refused(FetchError):
-    """The address (or an address a redirect led to) is not one this pack fetches."""
+class FetchRefused(FetchError):
+    """The address (or an address a redirect led to) is not one a pack may fetch."""
 
 
-def shown(url: str) -> str:
+def shown_url(url: str) -> str:
     """The address as it is shown in a sentence: no user name, password, query or fragment
     (a private feed's token often sits in the query), at most 120 characters."""
     try:
@@ -72,57 +75,70 @@ def address_allowed(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
     return ip.is_loopback or (ip.is_global and not ip.is_multicast)
 
 
-def check_url(url: str) -> str:
-    """``url`` stripped, when this pack may fetch it; else :class:`Refused` with the reason."""
+def check_web_url(url: str) -> str:
+    """``url`` stripped, when a pack may fetch it; else :class:`FetchRefused` with the reason."""
     if not isinstance(url, str) or not url.strip():
-        raise Refused("the address is empty")
+        raise FetchRefused("the address is empty")
     url = url.strip()
     try:
         parts = urllib.parse.urlsplit(url)
         host = parts.hostname or ""
         _ = parts.port
     except ValueError:
-        raise Refused(f"{shown(url)} is not a valid web address") from None
+        raise FetchRefused(f"{shown_url(url)} is not a valid web address") from None
     scheme = parts.scheme.lower()
     if scheme not in ("https", "http"):
-        raise Refused(f"{shown(url)} is not a web address: only https:// is read "
+        raise FetchRefused(f"{shown_url(url)} is not a web address: only https:// is read "
                       "(and http:// only on this computer)")
     if not host:
-        raise Refused(f"{shown(url)} has no host name")
+        raise FetchRefused(f"{shown_url(url)} has no host name")
     if parts.username is not None or parts.password is not None:
-        raise Refused(f"{shown(url)} has a user name or password in it, which is not sent")
+        raise FetchRefused(f"{shown_url(url)} has a user name or password in it, which is not sent")
     ip = _literal(host)
     if scheme == "http" and not (ip is not None and ip.is_loopback):
-        raise Refused(f"{shown(url)} uses plain http://, which is read only from this computer "
+        raise FetchRefused(f"{shown_url(url)} uses plain http://, which is read only from this computer "
                       "(127.0.0.1 or ::1); use https://")
     if ip is not None and not address_allowed(ip):
-        raise Refused(f"{shown(url)} points to a private or local-network address, which is "
+        raise FetchRefused(f"{shown_url(url)} points to a private or local-network address, which is "
                       "not read")
     return url
 
 
-class _GuardedBackend(httpcore2.SyncBackend):
-    """Resolves the host itself, refuses a non-public answer, connects to the checked address."""
+def checked_address(host: str, port: int) -> str:
+    """The address to connect to for ``host``: a literal as it is, else what the name resolves
+    to, when every answer is allowed; :class:`FetchRefused` names the first that is not."""
+    literal = _literal(host)
+    if literal is not None:
+        addrs = [literal]
+    else:
+        try:
+            infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        except OSError:
+            raise FetchError(f"the host name {host[:100]} could not be found") from None
+        addrs = [ip for ip in (_literal(str(i[4][0])) for i in infos) if ip is not None]
+    if not addrs:
+        raise FetchError(f"the host name {host[:100]} could not be found")
+    bad = [ip for ip in addrs if not address_allowed(ip)]
+    if bad:
+        raise FetchRefused(f"{host[:100]} resolves to the private or local-network address {bad[0]}, "
+                           "which is not read")
+    return str(addrs[0])
 
-    def connect_tcp(self, host: str, port: int, timeout: float | None = None,
-                    local_address: str | None = None,
-                    socket_options: Iterable[Any] | None = None) -> httpcore2.NetworkStream:
-        literal = _literal(host)
-        if literal is not None:
-            addrs = [literal]
-        else:
-            try:
-                infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-            except OSError:
-                raise FetchError(f"the host name {host[:100]} could not be found") from None
-            addrs = [ip for ip in (_literal(str(i[4][0])) for i in infos) if ip is not None]
-        if not addrs:
-            raise FetchError(f"the host name {host[:100]} could not be found")
-        bad = [ip for ip in addrs if not address_allowed(ip)]
-        if bad:
-            raise Refused(f"{host[:100]} resolves to the private or local-network address {bad[0]}, "
-                          "which is not read")
-        return super().connect_tcp(str(addrs[0]), port, timeout, local_address, socket_options)
+
+@functools.cache
+def _guarded_backend_class() -> type[httpcore2.SyncBackend]:
+    """httpcore2's backend, made to resolve the host itself, refuse a non-public answer and
+    connect to the checked address (built on first use, so httpx2 loads only then)."""
+    import httpcore2
+
+    class GuardedBackend(httpcore2.SyncBackend):
+        def connect_tcp(self, host: str, port: int, timeout: float | None = None,
+                        local_address: str | None = None,
+                        socket_options: Iterable[Any] | None = None) -> httpcore2.NetworkStream:
+            return super().connect_tcp(checked_address(host, port), port, timeout, local_address,
+                                       socket_options)
+
+    return GuardedBackend
 
 
 class _NoCookies(http.cookiejar.DefaultCookiePolicy):
@@ -133,15 +149,21 @@ class _NoCookies(http.cookiejar.DefaultCookiePolicy):
         return False
 
 
-def client(timeout: float) -> httpx2.Client:
+def safe_client(timeout: float) -> httpx2.Client:
     """An httpx2 client that connects only to checked addresses, keeps no cookies, follows no
-    redirect and ignores proxies and ``.netrc`` from the environment."""
+    redirect and ignores proxies and ``.netrc`` from the environment.
+
+    For a request :func:`safe_get` does not make (a POST, an API call with a key): check the
+    URL with :func:`check_web_url` first, and treat a redirect as an answer, not a new request.
+    """
+    import httpx2
+
     transport = httpx2.HTTPTransport(trust_env=False, retries=0)
     pool = getattr(transport, "_pool", None)
     if pool is None or not hasattr(pool, "_network_backend"):  # fail closed on a new httpx2
         raise FetchError("this version of httpx2 cannot be made to check addresses; "
-                         "the pack needs an update")
-    pool._network_backend = _GuardedBackend()
+                         "Hearthside needs an update")
+    pool._network_backend = _guarded_backend_class()()
     jar = http.cookiejar.CookieJar(policy=_NoCookies())
     return httpx2.Client(transport=transport, trust_env=False, follow_redirects=False,
                          cookies=jar, timeout=timeout, headers={"User-Agent": USER_AGENT})
@@ -175,19 +197,22 @@ _REASONS = {401: "it needs a login", 403: "access is forbidden", 404: "not found
             503: "unavailable", 504: "gateway timeout"}
 
 
-def get(url: str, *, timeout: float = 15.0, max_bytes: int = 4 * 1024 * 1024,
-        headers: Mapping[str, str] | None = None) -> Fetched:
+def safe_get(url: str, *, timeout: float = 15.0, max_bytes: int = 4 * 1024 * 1024,
+             headers: Mapping[str, str] | None = None) -> Fetched:
     """GET ``url`` within ``timeout`` seconds in all (every hop, every read) and ``max_bytes``
     of (decoded) body, following at most :data:`MAX_REDIRECTS` redirects, each re-checked.
 
-    Raises :class:`Refused` or :class:`FetchError` with one sentence; never follows a redirect
-    it would not have fetched in the first place.
+    Raises :class:`FetchRefused` or :class:`FetchError` with one sentence; never follows a
+    redirect it would not have fetched in the first place.
     """
-    start = check_url(url)
+    import httpcore2
+    import httpx2
+
+    start = check_web_url(url)
     deadline = time.monotonic() + timeout
     current = start
-    too_slow = FetchError(f"{shown(start)} did not answer within {timeout:g} s")
-    with client(timeout) as http:
+    too_slow = FetchError(f"{shown_url(start)} did not answer within {timeout:g} s")
+    with safe_client(timeout) as http:
         for _hop in range(MAX_REDIRECTS + 1):
             left = deadline - time.monotonic()
             if left <= 0:
@@ -198,23 +223,23 @@ def get(url: str, *, timeout: float = 15.0, max_bytes: int = 4 * 1024 * 1024,
                     if resp.status_code in (301, 302, 303, 307, 308) and "location" in resp.headers:
                         target = urllib.parse.urljoin(current, resp.headers["location"])
                         try:
-                            current = check_url(target)
-                        except Refused as exc:
-                            raise Refused(f"{shown(start)} redirected to {shown(target)}, which is "
-                                          f"not read ({exc})") from None
+                            current = check_web_url(target)
+                        except FetchRefused as exc:
+                            raise FetchRefused(f"{shown_url(start)} redirected to {shown_url(target)}, "
+                                               f"which is not read ({exc})") from None
                         continue
                     got = {k.lower(): v for k, v in resp.headers.items()}
                     if resp.status_code == 304:
                         return Fetched(current, 304, got)
                     if resp.status_code >= 400 or resp.status_code < 200:
                         why = _REASONS.get(resp.status_code, "")
-                        raise FetchError(f"{shown(start)} answered HTTP {resp.status_code}"
+                        raise FetchError(f"{shown_url(start)} answered HTTP {resp.status_code}"
                                          + (f" ({why})" if why else ""))
                     body = bytearray()
                     for chunk in resp.iter_bytes():
                         body += chunk
                         if len(body) > max_bytes:
-                            raise FetchError(f"{shown(start)} sent more than "
+                            raise FetchError(f"{shown_url(start)} sent more than "
                                              f"{max_bytes // 1024} KiB, more than is read")
                         if time.monotonic() > deadline:
                             raise too_slow
@@ -224,5 +249,5 @@ def get(url: str, *, timeout: float = 15.0, max_bytes: int = 4 * 1024 * 1024,
             except (httpx2.HTTPError, httpcore2.ConnectError, OSError) as exc:
                 if isinstance(exc, FetchError):
                     raise
-                raise FetchError(f"could not reach {shown(start)} ({type(exc).__name__})") from None
-        raise FetchError(f"{shown(start)} redirected more than {MAX_REDIRECTS} times")
+                raise FetchError(f"could not reach {shown_url(start)} ({type(exc).__name__})") from None
+        raise FetchError(f"{shown_url(start)} redirected more than {MAX_REDIRECTS} times")
