@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..core.environment import CommandRunner, Environment, EnvironmentRef, Fork, new_environment
-from .workspace_dir import DirectoryWorkspace
+from .workspace_dir import DirectoryWorkspace, walk_files
 
 FICLONE = 0x40049409  # _IOW(0x94, 9, int): clone a whole file (btrfs, xfs, bcachefs)
 DEFAULT_MAX_BYTES = 1 << 30
@@ -63,27 +63,11 @@ class TreeSize:
 
 def measure(root: Path) -> TreeSize:
     """Count the regular files and bytes under ``root`` (links and special files not followed)."""
-    files = total = 0
     skipped: list[str] = []
-    stack = [root]
-    while stack:
-        folder = stack.pop()
-        try:
-            entries = list(os.scandir(folder))
-        except OSError:
-            continue
-        for entry in entries:
-            try:
-                st = entry.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            if stat.S_ISDIR(st.st_mode):
-                stack.append(Path(entry.path))
-            elif stat.S_ISREG(st.st_mode):
-                files += 1
-                total += st.st_size
-            else:
-                skipped.append(Path(entry.path).relative_to(root).as_posix())
+    files = total = 0
+    for _name, st in walk_files(root, skipped):
+        files += 1
+        total += st.st_size
     return TreeSize(files, total, tuple(sorted(skipped)))
 
 

@@ -19,6 +19,33 @@ from pathlib import Path
 from ..core.environment import FileVersion, valid_name
 
 
+def walk_files(root: Path, skipped: list[str] | None = None) -> Iterator[tuple[str, os.stat_result]]:
+    """Every regular file under ``root`` as (name relative to it, lstat); no symlink is followed.
+
+    The one walk both a workspace's versions and a fork's size check make, so the two always
+    agree on what a workspace holds. Links and special files (FIFOs, sockets, devices) are not
+    yielded; where ``skipped`` is given, their names are appended to it. Folders that cannot be
+    read, and entries gone before their lstat, are passed over."""
+    stack = [root]
+    while stack:
+        folder = stack.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                stack.append(Path(entry.path))
+            elif stat.S_ISREG(st.st_mode):
+                yield Path(entry.path).relative_to(root).as_posix(), st
+            elif skipped is not None:
+                skipped.append(Path(entry.path).relative_to(root).as_posix())
+
+
 class DirectoryWorkspace:
     """The files under ``root`` (a folder that exists)."""
 
@@ -43,22 +70,7 @@ class DirectoryWorkspace:
 
     def walk(self) -> Iterator[tuple[str, os.stat_result]]:
         """Every regular file as (logical name, lstat), symlinked folders not followed."""
-        stack = [self._root]
-        while stack:
-            folder = stack.pop()
-            try:
-                entries = list(os.scandir(folder))
-            except OSError:
-                continue
-            for entry in entries:
-                try:
-                    st = entry.stat(follow_symlinks=False)
-                except OSError:
-                    continue
-                if stat.S_ISDIR(st.st_mode):
-                    stack.append(Path(entry.path))
-                elif stat.S_ISREG(st.st_mode):
-                    yield Path(entry.path).relative_to(self._root).as_posix(), st
+        return walk_files(self._root)
 
     def versions(self) -> dict[str, FileVersion]:
         return {name: FileVersion(f"{st.st_size}:{st.st_mtime_ns}") for name, st in self.walk()}
