@@ -13,17 +13,7 @@ import os
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (
-    QHBoxLayout,
-    QListWidget,
-    QListWidgetItem,
-    QMessageBox,
-    QPushButton,
-    QSplitter,
-    QTabWidget,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QListWidgetItem, QMessageBox, QPushButton, QTabWidget, QVBoxLayout, QWidget
 
 from ...app import review as review_app
 from ...app.context import AppContext
@@ -34,7 +24,6 @@ from ..safetext import (
     Markup,
     PlainLabel,
     RichLabel,
-    SafeBrowser,
     escape,
     informative,
     message_box,
@@ -43,7 +32,7 @@ from ..safetext import (
     tip,
 )
 from .common import UrlOpener, close_on_escape, desktop_open, open_path
-from .diffview import diff_rows_html
+from .diffview import ListAndDiff, buttons_and_status, diff_rows_html, selectable
 from .review_forks import ForksPanel
 
 STATE_TEXT = {
@@ -124,56 +113,21 @@ class ReviewWindow(QWidget):
                        "file when the change is yours; Hearthside never changes these files itself.")
         intro.setWordWrap(True)
         root.addWidget(intro)
-        split = QSplitter(Qt.Orientation.Horizontal)
-        self.list = QListWidget()
-        self.list.setAccessibleName("Files waiting for review")
-        self.list.setWordWrap(True)
-        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.list.setSpacing(2)
-        self.list.currentRowChanged.connect(self._on_select)
-        split.addWidget(self.list)
-        right = QWidget()
-        rl = QVBoxLayout(right)
-        rl.setContentsMargins(0, 0, 0, 0)
-        self.title = RichLabel()
-        self.title.setWordWrap(True)
-        self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.title.setAccessibleName("File")
-        rl.addWidget(self.title)
-        self.notes = PlainLabel()
-        self.notes.setWordWrap(True)
-        self.notes.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        rl.addWidget(self.notes)
-        self.diff = SafeBrowser()
-        self.diff.setAccessibleName("Changes against the approved copy")
-        self.diff.setOpenLinks(False)
-        rl.addWidget(self.diff, 3)
-        self.findings = RichLabel()
-        self.findings.setWordWrap(True)
-        self.findings.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.notes = selectable(PlainLabel())
+        self.findings = selectable(RichLabel(), "Injection findings")
         self.findings.setStyleSheet("QLabel{background:#fff4e5;border:1px solid #e0a040;padding:4px}")
-        self.findings.setAccessibleName("Injection findings")
-        rl.addWidget(self.findings)
-        split.addWidget(right)
-        split.setStretchFactor(0, 1)
-        split.setStretchFactor(1, 3)
-        split.setSizes([280, 620])
-        root.addWidget(split, 1)
-        row = QHBoxLayout()
+        self.pane = ListAndDiff("Files waiting for review", "File", "Changes against the approved copy", [self.notes],
+                                [self.findings])
+        self.list, self.title, self.diff = self.pane.list, self.pane.title, self.pane.diff
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.list.currentRowChanged.connect(self._on_select)
+        root.addWidget(self.pane, 1)
         self.approve_button = QPushButton("Approve")
         self.approve_all_button = QPushButton("Approve all…")
         self.editor_button = QPushButton("Open in editor")
         self.folder_button = QPushButton("Show in folder")
-        for b in (self.approve_button, self.approve_all_button, self.editor_button, self.folder_button):
-            b.setAccessibleName(b.text().rstrip("…"))
-            row.addWidget(b)
-        row.addStretch(1)
-        root.addLayout(row)
-        self.status = PlainLabel()
-        self.status.setWordWrap(True)
-        self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.status.setAccessibleName("Status")
-        root.addWidget(self.status)
+        self.status = buttons_and_status(root, (self.approve_button, self.approve_all_button, self.editor_button,
+                                                self.folder_button))
         self.approve_button.clicked.connect(self.approve_selected)
         self.approve_all_button.clicked.connect(self.ask_approve_all)
         self.editor_button.clicked.connect(self.open_in_editor)
@@ -244,17 +198,15 @@ class ReviewWindow(QWidget):
         files = [f for f in snap.files if self.persona is None or f.persona == self.persona
                  or (isinstance(self.shown, str) and f.path == self.shown)]
         self.files = files
-        self.list.blockSignals(True)
-        self.list.clear()
+        items = []
         for st in files:
             it = QListWidgetItem(list_label(st))
             it.setToolTip(tip(st.path))
             it.setData(Qt.ItemDataRole.AccessibleTextRole, file_label(st))
-            self.list.addItem(it)
+            items.append(it)
         shown_path = self._shown_path()
         row = next((i for i, f in enumerate(files) if f.path == shown_path), 0 if files else -1)
-        self.list.setCurrentRow(row)
-        self.list.blockSignals(False)
+        self.pane.refill(items, row)
         if row >= 0 and (snap.item is None or snap.item.path != files[row].path):
             self.shown = files[row]
             self.refresh()  # fetch the item of the row now selected

@@ -13,25 +13,16 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (
-    QHBoxLayout,
-    QListWidget,
-    QListWidgetItem,
-    QMessageBox,
-    QPushButton,
-    QSplitter,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QListWidgetItem, QMessageBox, QPushButton, QVBoxLayout, QWidget
 
 from ...app import review as review_app
 from ...app.context import AppContext
 from ...app.forks import ForkRecord, ForkReview
 from ...core.errors import ErrorKind, kind_of, sentence_of
 from ..bridge import Bridge
-from ..safetext import Markup, PlainLabel, RichLabel, SafeBrowser, message_box, one_line, rich, tip
-from .diffview import diff_rows_html
+from ..safetext import Markup, PlainLabel, message_box, one_line, rich, tip
+from .diffview import ListAndDiff, buttons_and_status, diff_rows_html, selectable
 
 CHANGE_TEXT = {"added": "Added", "changed": "Changed", "removed": "Removed"}
 
@@ -105,48 +96,15 @@ class ForksPanel(QWidget):
                            "Apply brings them into your workspace, Discard throws them away.")
         intro.setWordWrap(True)
         root.addWidget(intro)
-        split = QSplitter(Qt.Orientation.Horizontal)
-        self.list = QListWidget()
-        self.list.setAccessibleName("Changes waiting for review")
-        self.list.setWordWrap(True)
-        self.list.setSpacing(2)
+        self.summary = selectable(PlainLabel(), "What the specialist said")
+        self.pane = ListAndDiff("Changes waiting for review", "Fork", "The fork's changes", [self.summary],
+                                sizes=(260, 640))
+        self.list, self.title, self.diff = self.pane.list, self.pane.title, self.pane.diff
         self.list.currentRowChanged.connect(self._on_select)
-        split.addWidget(self.list)
-        right = QWidget()
-        rl = QVBoxLayout(right)
-        rl.setContentsMargins(0, 0, 0, 0)
-        self.title = RichLabel()
-        self.title.setWordWrap(True)
-        self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.title.setAccessibleName("Fork")
-        rl.addWidget(self.title)
-        self.summary = PlainLabel()
-        self.summary.setWordWrap(True)
-        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.summary.setAccessibleName("What the specialist said")
-        rl.addWidget(self.summary)
-        self.diff = SafeBrowser()
-        self.diff.setAccessibleName("The fork's changes")
-        self.diff.setOpenLinks(False)
-        rl.addWidget(self.diff, 3)
-        split.addWidget(right)
-        split.setStretchFactor(0, 1)
-        split.setStretchFactor(1, 3)
-        split.setSizes([260, 640])
-        root.addWidget(split, 1)
-        row = QHBoxLayout()
+        root.addWidget(self.pane, 1)
         self.apply_button = QPushButton("Apply")
         self.discard_button = QPushButton("Discard…")
-        for b in (self.apply_button, self.discard_button):
-            b.setAccessibleName(b.text().rstrip("…"))
-            row.addWidget(b)
-        row.addStretch(1)
-        root.addLayout(row)
-        self.status = PlainLabel()
-        self.status.setWordWrap(True)
-        self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.status.setAccessibleName("Status")
-        root.addWidget(self.status)
+        self.status = buttons_and_status(root, (self.apply_button, self.discard_button))
         self.apply_button.clicked.connect(self.apply_selected)
         self.discard_button.clicked.connect(self.ask_discard)
         self._show()
@@ -166,15 +124,12 @@ class ForksPanel(QWidget):
         self.records = snap.records
         self.review = snap.review
         self.shown = snap.review.record.id if snap.review else None
-        self.list.blockSignals(True)
-        self.list.clear()
+        items = []
         for rec in self.records:
             it = QListWidgetItem(fork_label(rec))
             it.setToolTip(tip(rec.summary or rec.label))
-            self.list.addItem(it)
-        row = next((i for i, r in enumerate(self.records) if r.id == self.shown), -1)
-        self.list.setCurrentRow(row)
-        self.list.blockSignals(False)
+            items.append(it)
+        self.pane.refill(items, next((i for i, r in enumerate(self.records) if r.id == self.shown), -1))
         self._show()
         if snap.problem:
             self.status.setText(snap.problem)
