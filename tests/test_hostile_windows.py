@@ -14,20 +14,18 @@ characters must be plain text; one that is Hearthside's own rich text must carry
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtGui import QColor, QImage
 
 sys.path.insert(0, str(Path(__file__).parent))
 from fakemodel import FakeModel
 from mcp_helpers import HttpServerProcess
 from personas import make_persona, use_model
-from ui_helpers import make_bridge, shown_safely
+from ui_helpers import make_bridge, red_and_fifo, shown_safely
 
 #: A FIFO read on the GUI thread blocks in C, where no signal gets through: the thread method
 #: ends the whole test process instead (a hang fails the run).
@@ -38,12 +36,7 @@ WAIT = 30_000
 @pytest.fixture
 def bad(tmp_path: Path) -> Iterator[str]:
     """Markup with an image of a red PNG and of a FIFO (nobody ever writes to it)."""
-    img = QImage(40, 40, QImage.Format.Format_RGB32)
-    img.fill(QColor(255, 0, 0))
-    red = tmp_path / "red.png"
-    assert img.save(str(red))
-    fifo = tmp_path / "fifo.png"
-    os.mkfifo(fifo)
+    red, fifo = red_and_fifo(tmp_path)
     yield (f'<img src="file://{red}" width="40" height="40"><img src="file://{fifo}">'
            '<b>Your key expired</b> &amp; paste it below')
 

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from ui_helpers import anchors, fragments
 
 pytestmark = pytest.mark.timeout(120, method="thread")
 
@@ -25,24 +26,6 @@ def doc_of(markup: str, qtbot: Any) -> Any:
     qtbot.addWidget(view)
     view.setHtml(markup)
     return view
-
-
-def fragments(view: Any) -> list[Any]:
-    """(text, char format, block) of every fragment of the view's document, in order."""
-    out = []
-    b = view.document().begin()
-    while b.isValid():
-        it = b.begin()
-        while not it.atEnd():
-            f = it.fragment()
-            out.append((f.text(), f.charFormat(), b))
-            it += 1
-        b = b.next()
-    return out
-
-
-def anchors(view: Any) -> list[tuple[str, str]]:
-    return [(t, cf.anchorHref()) for t, cf, _b in fragments(view) if cf.isAnchor()]
 
 
 def test_headings_lists_emphasis_tables_quotes_and_code_are_formatted(qtbot) -> None:  # type: ignore[no-untyped-def]

@@ -10,15 +10,13 @@ import pytest
 from fakemodel import FakeModel, said
 from personas import make_persona, use_model
 from PySide6.QtCore import Qt
-from ui_helpers import make_bridge
+from ui_helpers import WAIT, make_bridge, open_chat, say
 
 
 @pytest.fixture
 def bridge(qtbot, app_context):  # type: ignore[no-untyped-def]
     yield from make_bridge(app_context)
 
-
-WAIT = 15_000
 
 
 @pytest.fixture
@@ -27,24 +25,6 @@ def workspace(app_context, tmp_path: Path) -> Path:  # type: ignore[no-untyped-d
     ws.mkdir()
     app_context.settings.set("files.workspace", str(ws))
     return ws
-
-
-def open_chat(qtbot, app_context, bridge, persona: str = "juniper", alert: str | None = None):  # type: ignore[no-untyped-def]
-    from hearthside.ui.windows.chat import ChatWindow
-
-    w = ChatWindow(app_context, bridge, persona, alert)
-    qtbot.addWidget(w)
-    w.show()
-    with qtbot.waitSignal(w.ready, timeout=WAIT):
-        pass
-    return w
-
-
-def say(qtbot, w, text: str):  # type: ignore[no-untyped-def]
-    w.input.setPlainText(text)
-    with qtbot.waitSignal(w.turn_finished, timeout=WAIT) as sig:
-        w.send_button.click()
-    return sig.args[0]
 
 
 def tool_messages(request: dict) -> list[str]:  # type: ignore[type-arg]

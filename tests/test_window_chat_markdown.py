@@ -9,7 +9,6 @@ writes to, so a read would block the GUI thread until the thread timeout ends th
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -17,11 +16,10 @@ import pytest
 from fakemodel import FakeModel
 from personas import make_persona, use_model
 from PySide6.QtCore import QObject, QPoint, Qt, QUrl, Slot
-from PySide6.QtGui import QColor, QDesktopServices, QGuiApplication, QImage, QTextCursor
-from ui_helpers import make_bridge, red_pixels
+from PySide6.QtGui import QDesktopServices, QGuiApplication, QTextCursor
+from ui_helpers import WAIT, anchors, make_bridge, open_chat, red_and_fifo, red_pixels, say
 
 pytestmark = pytest.mark.timeout(240, method="thread")
-WAIT = 15_000
 
 
 @pytest.fixture
@@ -56,45 +54,8 @@ def opened() -> Any:
 
 @pytest.fixture
 def files(tmp_path: Path) -> dict[str, Path]:
-    img = QImage(40, 40, QImage.Format.Format_RGB32)
-    img.fill(QColor(255, 0, 0))
-    red = tmp_path / "red.png"
-    assert img.save(str(red))
-    fifo = tmp_path / "fifo.png"
-    os.mkfifo(fifo)
+    red, fifo = red_and_fifo(tmp_path)
     return {"red": red, "fifo": fifo}
-
-
-def open_chat(qtbot, app_context, bridge):  # type: ignore[no-untyped-def]
-    from hearthside.ui.windows.chat import ChatWindow
-
-    w = ChatWindow(app_context, bridge, "juniper")
-    qtbot.addWidget(w)
-    w.show()
-    with qtbot.waitSignal(w.ready, timeout=WAIT):
-        pass
-    return w
-
-
-def say(qtbot, w, text: str):  # type: ignore[no-untyped-def]
-    w.input.setPlainText(text)
-    with qtbot.waitSignal(w.turn_finished, timeout=WAIT) as sig:
-        w.send_button.click()
-    return sig.args[0]
-
-
-def anchors(view: Any) -> list[tuple[str, str]]:
-    out = []
-    b = view.document().begin()
-    while b.isValid():
-        it = b.begin()
-        while not it.atEnd():
-            f = it.fragment()
-            if f.charFormat().isAnchor():
-                out.append((f.text(), f.charFormat().anchorHref()))
-            it += 1
-        b = b.next()
-    return out
 
 
 def click_text(qtbot, view, text: str, nth: int = -1) -> None:  # type: ignore[no-untyped-def]

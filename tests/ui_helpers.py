@@ -1,10 +1,16 @@
-"""Shared by the window tests: a real bridge over the app's real runtime, and the check that a
+"""Shared by the window tests: a real bridge over the app's real runtime, the chat window opened
+and spoken to, a document's fragments and links, hostile image files, and the check that a
 window fed hostile text shows it as text (issue 18, hole 1)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
+
+#: How long a window test waits for a signal, in milliseconds (a condition, not a speed limit).
+WAIT = 15_000
 
 
 def make_bridge(app_context: Any) -> Iterator[Any]:
@@ -16,6 +22,59 @@ def make_bridge(app_context: Any) -> Iterator[Any]:
     b.close()
     if app_context.built("runtime"):
         app_context.runtime.stop()
+
+
+def open_chat(qtbot, app_context, bridge, persona: str = "juniper", alert: str | None = None):  # type: ignore[no-untyped-def]
+    """The real chat window for ``persona``, shown, once its session is open."""
+    from hearthside.ui.windows.chat import ChatWindow
+
+    w = ChatWindow(app_context, bridge, persona, alert)
+    qtbot.addWidget(w)
+    w.show()
+    with qtbot.waitSignal(w.ready, timeout=WAIT):
+        pass
+    return w
+
+
+def say(qtbot, w, text: str):  # type: ignore[no-untyped-def]
+    """Type ``text`` into the chat window, click Send, and return what the finished turn gave."""
+    w.input.setPlainText(text)
+    with qtbot.waitSignal(w.turn_finished, timeout=WAIT) as sig:
+        w.send_button.click()
+    return sig.args[0]
+
+
+def fragments(view: Any) -> list[Any]:
+    """(text, char format, block) of every fragment of the view's document, in order."""
+    out = []
+    b = view.document().begin()
+    while b.isValid():
+        it = b.begin()
+        while not it.atEnd():
+            f = it.fragment()
+            out.append((f.text(), f.charFormat(), b))
+            it += 1
+        b = b.next()
+    return out
+
+
+def anchors(view: Any) -> list[tuple[str, str]]:
+    """(text, target) of every link in the view's document, in order."""
+    return [(t, cf.anchorHref()) for t, cf, _b in fragments(view) if cf.isAnchor()]
+
+
+def red_and_fifo(folder: Path) -> tuple[Path, Path]:
+    """A 40x40 pure-red PNG (drawn if ever loaded: see :func:`red_pixels`) and a FIFO nobody
+    writes to (a read of it blocks), both in ``folder``."""
+    from PySide6.QtGui import QColor, QImage
+
+    img = QImage(40, 40, QImage.Format.Format_RGB32)
+    img.fill(QColor(255, 0, 0))
+    red = folder / "red.png"
+    assert img.save(str(red))
+    fifo = folder / "fifo.png"
+    os.mkfifo(fifo)
+    return red, fifo
 
 
 def red_pixels(widget: Any) -> int:
