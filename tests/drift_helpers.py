@@ -5,12 +5,24 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 from hearthside.core.compose import BOOTSTRAP_ORDER
 
 WAIT = 10.0  # upper bound for any expected event; never a speed assertion
+
+
+def drift_app() -> Iterator[Any]:
+    """Yield an AppContext over the (isolated) home; stop its drift watcher afterwards, if one was
+    started (use inside a fixture)."""
+    from hearthside.app.context import AppContext
+
+    ctx = AppContext()
+    yield ctx
+    if ctx.built("drift"):
+        ctx.drift.stop()
 
 
 def config_dir(home: Path) -> Path:

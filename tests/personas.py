@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +35,30 @@ def use_model(monkeypatch: pytest.MonkeyPatch, fm) -> None:  # type: ignore[no-u
     for k, v in fm.env().items():
         monkeypatch.setenv(k, v)
     monkeypatch.setenv("HEARTHSIDE_MODEL_API_KEY", "loopback-test-key")
+
+
+def use_workspace(app: Any, folder: Path) -> Path:
+    """Make ``folder`` and set it as the files pack's workspace."""
+    folder.mkdir()
+    app.settings.set("files.workspace", str(folder))
+    return folder
+
+
+def chat_process(fm: Any, message: str, persona: str = "juniper") -> subprocess.Popen[str]:
+    """``hearthside chat <persona> <message>`` as a real process on the fake model, which a Ctrl-C
+    (SIGINT) reaches as in a terminal: even when the suite itself runs in the background (a
+    shell's ``cmd &`` ignores SIGINT and children inherit that), the child does not ignore it (a
+    handler, unlike SIG_IGN, is reset to the default in the child)."""
+    ignored = signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+    if ignored:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        return subprocess.Popen([sys.executable, "-m", "hearthside", "chat", persona, message],
+                                env={**os.environ, **fm.env(), "HEARTHSIDE_MODEL_API_KEY": "k"},
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    finally:
+        if ignored:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def just_checked_in(app: Any) -> None:

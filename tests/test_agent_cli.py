@@ -7,7 +7,7 @@ import re
 
 import pytest
 from fakemodel import FakeModel, said
-from personas import make_persona
+from personas import chat_process, make_persona
 
 
 def test_one_shot_chat_streams_the_reply(app_context, run_cli) -> None:  # type: ignore[no-untyped-def]
@@ -134,27 +134,13 @@ def test_heartbeat_run_failure_is_reported_as_failed_with_exit_1(app_context, ru
 
 
 def test_ctrl_c_cancels_a_slow_answer_cleanly(app_context, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    import os
     import signal
-    import subprocess
-    import sys
 
     from fakemodel import wait_for
 
     make_persona(app_context)
     with FakeModel([{"delay": 30, "text": "too late"}]) as fm:
-        # As in a terminal: Ctrl-C is not ignored, even when the suite itself was started in the
-        # background (a shell's `cmd &` ignores SIGINT, and children inherit that).
-        ignored = signal.getsignal(signal.SIGINT) == signal.SIG_IGN
-        if ignored:  # a handler, unlike SIG_IGN, is reset to the default in the child
-            signal.signal(signal.SIGINT, signal.default_int_handler)
-        try:
-            proc = subprocess.Popen([sys.executable, "-m", "hearthside", "chat", "juniper", "hi"],
-                                    env={**os.environ, **fm.env(), "HEARTHSIDE_MODEL_API_KEY": "k"},
-                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        finally:
-            if ignored:
-                signal.signal(signal.SIGINT, signal.SIG_IGN)
+        proc = chat_process(fm, "hi")
         try:
             assert wait_for(lambda: fm.requests, 30)
             proc.send_signal(signal.SIGINT)

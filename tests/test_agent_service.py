@@ -11,17 +11,14 @@ import os
 from pathlib import Path
 
 import pytest
-from drift_helpers import Events, atomic_save, config_dir, is_event, make_persona
+from drift_helpers import Events, atomic_save, config_dir, drift_app, is_event, make_persona
 from hearthside.app.context import AppContext
 from hearthside.core.agentdefs import AgentOrigin
 
 
 @pytest.fixture
 def app(isolated_home: Path):  # type: ignore[no-untyped-def]
-    ctx = AppContext()
-    yield ctx
-    if ctx.built("drift"):
-        ctx.drift.stop()
+    yield from drift_app()
 
 
 def agent_text(name: str, desc: str = "Reviews code.", extra: str = "", body: str = "Review carefully.") -> str:

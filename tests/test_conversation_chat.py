@@ -11,15 +11,12 @@ from typing import Any
 
 import pytest
 from fakemodel import FakeModel, said
-from personas import make_persona, use_model
+from personas import make_persona, use_model, use_workspace
 
 
 @pytest.fixture
 def workspace(app_context, tmp_path: Path) -> Path:  # type: ignore[no-untyped-def]
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    app_context.settings.set("files.workspace", str(ws))
-    return ws
+    return use_workspace(app_context, tmp_path / "ws")
 
 
 class Answers:

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from drift_helpers import WAIT, Events, atomic_save, config_dir, is_event, make_persona
+from drift_helpers import WAIT, Events, atomic_save, config_dir, drift_app, is_event, make_persona
 from hearthside.app.context import AppContext
 from hearthside.app.drift import DEBOUNCE_MAX_WAIT, DEBOUNCE_QUIET, DriftError, DriftService
 from hearthside.core.drift import fingerprint
@@ -22,10 +22,7 @@ from hearthside.core.drift import fingerprint
 
 @pytest.fixture
 def app(isolated_home: Path):  # type: ignore[no-untyped-def]
-    ctx = AppContext()
-    yield ctx
-    if ctx.built("drift"):
-        ctx.drift.stop()
+    yield from drift_app()
 
 
 def started(app: AppContext) -> tuple[DriftService, Events]:

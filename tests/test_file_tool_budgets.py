@@ -28,7 +28,7 @@ from typing import Any
 
 from fakemodel import FakeModel, wait_for
 from hearthside.core.tools import ToolEnv
-from personas import make_persona
+from personas import chat_process, make_persona
 
 #: The pattern of issue 18 hole 4: RE2 cannot use its DFA for it and falls back to a
 #: simulation that costs pattern size x line length (minutes over 1 MiB).
@@ -265,17 +265,7 @@ def test_ctrl_c_during_a_hopeless_grep_ends_chat_promptly(app_context, tmp_path:
     app_context.settings.set("files.time_budget_seconds", 600)
     grep = json.dumps({"pattern": SLOW_PATTERN})
     with FakeModel([{"tool_calls": [("Grep", grep)]}, {"text": "done"}]) as fm:
-        # As in a terminal: Ctrl-C is not ignored even when the suite runs in the background.
-        ignored = signal.getsignal(signal.SIGINT) == signal.SIG_IGN
-        if ignored:
-            signal.signal(signal.SIGINT, signal.default_int_handler)
-        try:
-            proc = subprocess.Popen([sys.executable, "-m", "hearthside", "chat", "juniper", "find it"],
-                                    env={**os.environ, **fm.env(), "HEARTHSIDE_MODEL_API_KEY": "k"},
-                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        finally:
-            if ignored:
-                signal.signal(signal.SIGINT, signal.SIG_IGN)
+        proc = chat_process(fm, "find it")
         try:
             assert wait_for(lambda: fm.requests and fm.active == 0, 60)
             start = _cpu_seconds(proc.pid)

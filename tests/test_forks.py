@@ -46,6 +46,21 @@ def edit_like_a_specialist(fork_root: Path) -> None:
     (fork_root / "pic.bin").write_bytes(b"\x89PNG\x00\x01")
 
 
+def edited_fork(app: AppContext) -> tuple[str, Path]:
+    """A fork of the workspace, changed as a specialist would and finished: its id and folder."""
+    fork = app.forks.create("alice", "tidy")
+    fid = app.forks.fork_id(fork)
+    child = Path(app.forks.root_of(fork))
+    edit_like_a_specialist(child)
+    app.forks.finished(fid, "done")
+    return fid, child
+
+
+def contents(root: Path) -> dict[Path, bytes]:
+    """Every file under ``root`` and its bytes (to show that nothing was written)."""
+    return {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
 def test_a_fork_is_a_private_copy_outside_every_persona_folder(isolated_home: Path) -> None:
     root = workspace(isolated_home)
     app = app_with(root)
@@ -107,11 +122,7 @@ def test_review_shows_added_changed_removed_and_each_files_diff(isolated_home: P
 def test_apply_brings_the_changes_back_and_cleans_the_fork_up(isolated_home: Path, run_cli: Any) -> None:
     root = workspace(isolated_home)
     app = app_with(root)
-    fork = app.forks.create("alice", "tidy")
-    fid = app.forks.fork_id(fork)
-    child = Path(app.forks.root_of(fork))
-    edit_like_a_specialist(child)
-    app.forks.finished(fid, "done")
+    fid, child = edited_fork(app)
     out = run_cli("forks", "apply", fid)
     assert out.returncode == 0, out.stderr
     assert "Applied fork" in out.stdout and "notes.md" in out.stdout
@@ -126,17 +137,13 @@ def test_apply_brings_the_changes_back_and_cleans_the_fork_up(isolated_home: Pat
 
 def test_discard_throws_the_changes_away_and_touches_nothing(isolated_home: Path, run_cli: Any) -> None:
     root = workspace(isolated_home)
-    before = {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}
+    before = contents(root)
     app = app_with(root)
-    fork = app.forks.create("alice", "tidy")
-    fid = app.forks.fork_id(fork)
-    child = Path(app.forks.root_of(fork))
-    edit_like_a_specialist(child)
-    app.forks.finished(fid, "done")
+    fid, child = edited_fork(app)
     out = run_cli("forks", "discard", fid)
     assert out.returncode == 0 and "Discarded" in out.stdout
     assert not child.exists()
-    assert {p: p.read_bytes() for p in root.rglob("*") if p.is_file()} == before
+    assert contents(root) == before
     gone = run_cli("forks", "show", fid)
     assert gone.returncode == 1 and "already discarded" in gone.stderr
 
@@ -152,19 +159,15 @@ def test_a_fork_that_changed_nothing_is_discarded_when_it_finishes(isolated_home
 def test_a_conflict_applies_nothing_keeps_the_fork_and_names_the_files(isolated_home: Path, run_cli: Any) -> None:
     root = workspace(isolated_home)
     app = app_with(root)
-    fork = app.forks.create("alice", "tidy")
-    fid = app.forks.fork_id(fork)
-    child = Path(app.forks.root_of(fork))
-    edit_like_a_specialist(child)
-    app.forks.finished(fid, "done")
+    fid, child = edited_fork(app)
     time.sleep(0.01)
     (root / "notes.md").write_bytes(b"the user edited this meanwhile\n")  # the parent changed
     (root / "pic.bin").write_bytes(b"the user made this too\n")
-    before = {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}
+    before = contents(root)
     out = run_cli("forks", "apply", fid)
     assert out.returncode == 1
     assert "notes.md, pic.bin" in out.stderr and "kept" in out.stderr
-    assert {p: p.read_bytes() for p in root.rglob("*") if p.is_file()} == before  # nothing written
+    assert contents(root) == before  # nothing written
     assert child.is_dir() and app.forks.show(fid).record.status == "ready"  # the fork is still there
 
 

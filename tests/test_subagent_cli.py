@@ -4,16 +4,13 @@ persona folder, the model a real OpenAI-compatible server on loopback."""
 from __future__ import annotations
 
 import json
-import os
 import signal
-import subprocess
-import sys
 import threading
 from pathlib import Path
 from typing import Any
 
 from fakemodel import FakeModel, by_system, wait_for
-from personas import make_persona
+from personas import chat_process, make_persona
 
 PERSONA = "Be brief."  # juniper's AGENTS.md: in the persona's prompt, never in a specialist's
 
@@ -150,16 +147,7 @@ def test_ctrl_c_cancels_the_persona_and_every_specialist_promptly(app_context) -
         routes[f"S{i}-MARK"] = {"gate": gate, "text": "too late"}
     routes[PERSONA] = [{"tool_calls": [call(f"s{i}") for i in range(3)]}, {"text": "never"}]
     with FakeModel(default=by_system(routes)) as fm:
-        ignored = signal.getsignal(signal.SIGINT) == signal.SIG_IGN
-        if ignored:  # as in test_agent_cli: the child must not inherit an ignored SIGINT
-            signal.signal(signal.SIGINT, signal.default_int_handler)
-        try:
-            proc = subprocess.Popen([sys.executable, "-m", "hearthside", "chat", "juniper", "hi"],
-                                    env={**os.environ, **fm.env(), "HEARTHSIDE_MODEL_API_KEY": "k"},
-                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        finally:
-            if ignored:
-                signal.signal(signal.SIGINT, signal.SIG_IGN)
+        proc = chat_process(fm, "hi")
         try:
             assert wait_for(lambda: fm.active >= 3, 60), fm.requests  # the three specialists are waiting
             proc.send_signal(signal.SIGINT)

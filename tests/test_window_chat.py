@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from fakemodel import FakeModel, said
-from personas import make_persona, use_model
+from personas import make_persona, use_model, use_workspace
 from PySide6.QtCore import Qt
 from ui_helpers import WAIT, make_bridge, open_chat, say
 
@@ -21,10 +21,7 @@ def bridge(qtbot, app_context):  # type: ignore[no-untyped-def]
 
 @pytest.fixture
 def workspace(app_context, tmp_path: Path) -> Path:  # type: ignore[no-untyped-def]
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    app_context.settings.set("files.workspace", str(ws))
-    return ws
+    return use_workspace(app_context, tmp_path / "ws")
 
 
 def tool_messages(request: dict) -> list[str]:  # type: ignore[type-arg]
