@@ -15,18 +15,15 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import os
 import random
-import statistics
 import sys
-import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "desktop"), str(ROOT / "plugins" / "hearthside-calendar")]
+from benchkit import median_ms, throwaway_home
 
 VTZ = ["BEGIN:VTIMEZONE", "TZID:Europe/Berlin", "BEGIN:DAYLIGHT", "TZOFFSETFROM:+0100", "TZOFFSETTO:+0200",
        "TZNAME:CEST", "DTSTART:19700329T020000", "RRULE:FREQ=YEARLY;BYMONTH=3;BYDAY=-1SU", "END:DAYLIGHT",
@@ -58,23 +55,11 @@ def make_calendar(singles: int = 4800, series: int = 200, seed: int = 21) -> byt
     return ("\r\n".join(out) + "\r\n").encode()
 
 
-def median_ms(fn: Callable[[], Any], runs: int) -> tuple[float, Any]:
-    times, last = [], None
-    for _ in range(runs):
-        t = time.perf_counter()
-        last = fn()
-        times.append((time.perf_counter() - t) * 1000)
-    return statistics.median(times), last
-
-
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=7)
     args = ap.parse_args()
-    home = Path(tempfile.mkdtemp(prefix="hearthside-bench-calendar-"))
-    os.environ.update({"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"),
-                       "XDG_DATA_HOME": str(home / ".local/share"), "XDG_STATE_HOME": str(home / ".local/state"),
-                       "XDG_CACHE_HOME": str(home / ".cache")})
+    throwaway_home("calendar")
     from zoneinfo import ZoneInfo
 
     import icalendar

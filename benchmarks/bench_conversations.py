@@ -29,34 +29,20 @@ import json
 import os
 import random
 import shutil
-import statistics
 import subprocess
 import sys
-import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "desktop")]
+from benchkit import median_ms, throwaway_home
 
 WORDS = ("garden", "tomato", "invoice", "tax", "april", "meeting", "lisbon", "coffee", "tea", "train",
          "ticket", "doctor", "appointment", "birthday", "present", "recipe", "soup", "bread", "python",
          "script", "backup", "photo", "holiday", "beach", "mountain", "weather", "rain", "umbrella",
          "budget", "rent", "landlord", "plumber", "kitchen", "sink", "library", "book", "novel", "chapter",
          "deadline", "report", "slides", "review", "friday", "monday", "sync")
-
-
-def median_ms(fn: Callable[[], Any], runs: int, before: Callable[[], Any] | None = None) -> tuple[float, Any]:
-    times, last = [], None
-    for _ in range(runs):
-        if before is not None:
-            before()
-        t = time.perf_counter()
-        last = fn()
-        times.append((time.perf_counter() - t) * 1000)
-    return statistics.median(times), last
 
 
 def make_data(folder: Path, conversations: int, messages: int, seed: int = 23) -> list[str]:
@@ -96,10 +82,7 @@ def main() -> None:
     ap.add_argument("--conversations", type=int, default=2000)
     ap.add_argument("--messages", type=int, default=100)
     args = ap.parse_args()
-    home = Path(tempfile.mkdtemp(prefix="hearthside-bench-conversations-"))
-    os.environ.update({"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"),
-                       "XDG_DATA_HOME": str(home / ".local/share"), "XDG_STATE_HOME": str(home / ".local/state"),
-                       "XDG_CACHE_HOME": str(home / ".cache")})
+    home = throwaway_home("conversations")
     from hearthside.app.conversations import ConversationService
     from hearthside.app.paths import AppPaths
     from hearthside.app.settings import SettingsStore

@@ -20,26 +20,13 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "desktop")]
-
-
-def median_ms(fn: Callable[[], Any], runs: int, after: Callable[[Any], None] | None = None) -> tuple[float, Any]:
-    times = []
-    last: Any = None
-    for _ in range(runs):
-        t = time.perf_counter()
-        last = fn()
-        times.append((time.perf_counter() - t) * 1000)
-        if after is not None:
-            after(last)
-    return statistics.median(times), last
+from benchkit import median_ms, throwaway_home
 
 
 def make_tree(root: Path, files: int, total_mb: int) -> None:
@@ -63,10 +50,7 @@ def main() -> None:
     ap.add_argument("--files", type=int, default=10_000)
     ap.add_argument("--mb", type=int, default=200)
     args = ap.parse_args()
-    home = Path(tempfile.mkdtemp(prefix="hearthside-bench-forks-"))
-    for k, v in {"HOME": home, "XDG_CONFIG_HOME": home / ".config", "XDG_DATA_HOME": home / ".local/share",
-                 "XDG_STATE_HOME": home / ".local/state", "XDG_CACHE_HOME": home / ".cache"}.items():
-        os.environ[k] = str(v)
+    home = throwaway_home("forks")
     from hearthside.adapters.forker import overlay_unavailable_reason, reflink_probe
     from hearthside.app.context import AppContext
 

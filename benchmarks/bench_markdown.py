@@ -16,15 +16,13 @@ from __future__ import annotations
 import argparse
 import html
 import os
-import statistics
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "desktop")]
+from benchkit import median_ms
+
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 
@@ -72,15 +70,6 @@ def hostile() -> dict[str, str]:
     }
 
 
-def median_ms(fn: Callable[[], Any], runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        t = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t) * 1000)
-    return statistics.median(times)
-
-
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=9)
@@ -113,11 +102,11 @@ def main() -> None:
     render(text), shown(render(text).markup)  # imports and first-call caches out of the way
     print(f"realistic reply: {len(text):,} characters, {text.count('```') // 2} code blocks, "
           f"{text.count('|---|')} tables; median of {args.runs}")
-    r_ms = median_ms(lambda: render(text), args.runs)
-    rv_ms = median_ms(lambda: shown(render(text).markup), args.runs)
-    e_ms = median_ms(lambda: escaped(text), args.runs)
-    ev_ms = median_ms(lambda: shown(escaped(text)), args.runs)
-    q_ms = median_ms(lambda: qt_markdown(text), args.runs)
+    r_ms = median_ms(lambda: render(text), args.runs)[0]
+    rv_ms = median_ms(lambda: shown(render(text).markup), args.runs)[0]
+    e_ms = median_ms(lambda: escaped(text), args.runs)[0]
+    ev_ms = median_ms(lambda: shown(escaped(text)), args.runs)[0]
+    q_ms = median_ms(lambda: qt_markdown(text), args.runs)[0]
     print(f"  render (ui/markdown.py):                       {r_ms:8.1f} ms  (target <= 50)")
     print(f"  render + view:                                 {rv_ms:8.1f} ms")
     print(f"  baseline: html.escape into one paragraph:      {e_ms:8.2f} ms  (+ view {ev_ms:.1f} ms)")
@@ -126,9 +115,9 @@ def main() -> None:
     print(f"  {'input':<40} {'chars':>10} {'render':>9} {'+ view':>9} {'escape':>8}  outcome")
     for name, src in hostile().items():
         r = render(src)
-        rm = median_ms(lambda s=src: render(s), args.runs)  # type: ignore[misc]
-        vm = median_ms(lambda s=src: shown(render(s).markup), max(3, args.runs // 3))  # type: ignore[misc]
-        em = median_ms(lambda s=src: escaped(s), args.runs)  # type: ignore[misc]
+        rm = median_ms(lambda s=src: render(s), args.runs)[0]  # type: ignore[misc]
+        vm = median_ms(lambda s=src: shown(render(s).markup), max(3, args.runs // 3))[0]  # type: ignore[misc]
+        em = median_ms(lambda s=src: escaped(s), args.runs)[0]  # type: ignore[misc]
         outcome = r.note or "formatted"
         print(f"  {name:<40} {len(src):>10,} {rm:>7.1f}ms {vm:>7.1f}ms {em:>6.2f}ms  {outcome[:70]}")
     print(f"  resources the view was asked for, all runs: {len(view.refused)}")

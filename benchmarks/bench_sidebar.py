@@ -23,28 +23,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import sys
-import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "desktop")]
+from benchkit import median_ms, throwaway_home
 
 CONVERSATIONS = 2000
 MESSAGES = 100
-
-
-def median_ms(fn: Callable[[], Any], runs: int) -> tuple[float, Any]:
-    times, last = [], None
-    for _ in range(runs):
-        t = time.perf_counter()
-        last = fn()
-        times.append((time.perf_counter() - t) * 1000)
-    return statistics.median(times), last
 
 
 def make_conversations(folder: Path, persona: str) -> int:
@@ -76,10 +65,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=7)
     args = parser.parse_args()
-    home = Path(tempfile.mkdtemp(prefix="hearthside-bench-sidebar-"))
-    for k, v in {"HOME": home, "XDG_CONFIG_HOME": home / ".config", "XDG_DATA_HOME": home / ".local/share",
-                 "XDG_STATE_HOME": home / ".local/state", "XDG_CACHE_HOME": home / ".cache"}.items():
-        os.environ[k] = str(v)
+    throwaway_home("sidebar")
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
     from hearthside.app.conversations import ConversationService

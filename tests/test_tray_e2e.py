@@ -147,13 +147,9 @@ def test_a_person_sees_check_ins_and_hand_edits_in_the_tray(desktop, app_context
                             "windowclose"], env=env, check=False, timeout=30)
 
             # Quit from the menu ends the app, exit code 0.
-            open_menu(env, box)
-            xkey(env, "Up", "Return")
-            assert app.wait(15) == 0
+            quit_from_menu(env, app, box)
         finally:
-            if app.poll() is None:
-                app.terminate()
-                app.wait(15)
+            stop(app)
             _out, err = app.communicate()
     assert "Traceback" not in err, err
 
@@ -182,15 +178,25 @@ def start_tray(env: dict[str, str], name: str) -> tuple[subprocess.Popen[str], t
     return app, _icon_box(shot)
 
 
+def quit_from_menu(env: dict[str, str], app: subprocess.Popen[str], box: tuple[int, int, int, int]) -> None:
+    """*Quit* (the menu's last entry) ends the app with exit code 0."""
+    open_menu(env, box)
+    xkey(env, "Up", "Return")
+    assert app.wait(15) == 0
+
+
+def stop(app: subprocess.Popen[str]) -> None:
+    """End the app if it still runs (a test that failed before its *Quit*)."""
+    if app.poll() is None:
+        app.terminate()
+        app.wait(15)
+
+
 def quit_tray(env: dict[str, str], app: subprocess.Popen[str], box: tuple[int, int, int, int]) -> str:
     try:
-        open_menu(env, box)
-        xkey(env, "Up", "Return")
-        assert app.wait(15) == 0
+        quit_from_menu(env, app, box)
     finally:
-        if app.poll() is None:
-            app.terminate()
-            app.wait(15)
+        stop(app)
     _out, err = app.communicate()
     return err
 
