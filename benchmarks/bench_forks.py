@@ -70,7 +70,7 @@ def main() -> None:
             forks.discard(forks.fork_id(fork))
             os.sync()  # untimed: each run starts with no dirty pages of the previous one to write back
 
-        fork_ms, _ = median_ms(lambda: forks.create("bench", "bench"), args.runs, discard)
+        fork_ms, _ = median_ms(lambda: forks.create("bench", "bench"), args.runs, after=discard)
         n = 0
 
         def cp_a() -> Path:
@@ -84,7 +84,7 @@ def main() -> None:
             shutil.rmtree(dst)
             os.sync()
 
-        cp_ms, _ = median_ms(cp_a, args.runs, remove)
+        cp_ms, _ = median_ms(cp_a, args.runs, after=remove)
 
         # the diff and apply of a small change: 3 files changed, 1 added, 1 removed
         def prepared(run: int) -> str:

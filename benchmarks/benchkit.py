@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 
-def median_ms(fn: Callable[[], Any], runs: int, before: Callable[[], Any] | None = None,
+def median_ms(fn: Callable[[], Any], runs: int, *, before: Callable[[], Any] | None = None,
               after: Callable[[Any], Any] | None = None) -> tuple[float, Any]:
     """Run ``fn`` ``runs`` times; the median in milliseconds and what the last run returned.
 

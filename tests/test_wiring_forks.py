@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from fakemodel import FakeModel, by_system
-from personas import make_persona
+from personas import make_persona, use_workspace
 
 PERSONA = "Be brief."  # juniper's AGENTS.md: in the persona's prompt, never in a specialist's
 
@@ -41,9 +41,10 @@ def pending(run_cli: Any) -> list[dict[str, Any]]:
     return out
 
 
-def workspace(tmp_path: Path) -> Path:
-    ws = tmp_path / "ws"
-    ws.mkdir()
+def writer_and_workspace(app_context: Any, tmp_path: Path) -> Path:
+    """Juniper with the writing specialist, and a workspace holding notes.md (returned)."""
+    writer(make_persona(app_context))
+    ws = use_workspace(app_context, tmp_path / "ws")
     (ws / "notes.md").write_text("one\ntwo\n", encoding="utf-8")
     return ws
 
@@ -56,10 +57,7 @@ def chat(run_cli: Any, fm: FakeModel, text: str) -> Any:
 
 def test_a_writing_specialists_write_lands_in_a_fork_that_the_user_reviews_and_applies(  # type: ignore[no-untyped-def]
         app_context, run_cli, tmp_path) -> None:
-    folder = make_persona(app_context)
-    writer(folder)
-    ws = workspace(tmp_path)
-    app_context.settings.set("files.workspace", str(ws))
+    ws = writer_and_workspace(app_context, tmp_path)
     script = by_system({
         "SCRIBE-MARK": [{"tool_calls": [call("Write", path="plan.md", content="the plan\n")]},
                         {"tool_calls": [call("Read", path="notes.md")]},
@@ -93,10 +91,7 @@ def test_a_writing_specialists_write_lands_in_a_fork_that_the_user_reviews_and_a
 
 def test_a_workspace_file_changed_meanwhile_refuses_the_apply_and_keeps_the_fork(  # type: ignore[no-untyped-def]
         app_context, run_cli, tmp_path) -> None:
-    folder = make_persona(app_context)
-    writer(folder)
-    ws = workspace(tmp_path)
-    app_context.settings.set("files.workspace", str(ws))
+    ws = writer_and_workspace(app_context, tmp_path)
     script = by_system({
         "SCRIBE-MARK": [{"tool_calls": [call("Read", path="notes.md")]},
                         {"tool_calls": [call("Write", path="notes.md", content="the specialist's\n")]},
