@@ -135,6 +135,8 @@ class ClickableNotifications:
             fut.set_exception(RuntimeError(self.error or "stopped"))
         else:
             self._jobs.put((title, body, actions, fut))
+            if self.error:  # the connection was lost while this was being queued
+                self._fail_pending(self.error)
         return fut
 
     def stop(self) -> None:
@@ -171,6 +173,9 @@ class ClickableNotifications:
                     got = [conn.recv_until_filtered(clicks, timeout=0.1)]
                 except TimeoutError:
                     got = []
+                except OSError as exc:  # the session bus went away (logout, a test's bus ending)
+                    self._gone(f"the desktop session's bus closed: {type(exc).__name__}: {exc}")
+                    return
                 while clicks:  # more that arrived meanwhile
                     got.append(clicks.popleft())
                 for msg in got:
@@ -185,6 +190,21 @@ class ClickableNotifications:
                             self.on_action(int(nid), str(action))
                     except Exception:  # a click handler must not end the listener
                         log.exception("notification click handler failed")
+
+    def _gone(self, why: str) -> None:
+        """The connection is lost: say so once, and fail what waits, so no caller waits for a
+        notification id that can never come (later notices go to the in-app list)."""
+        self.error = why
+        log.info("notifications: %s", why)
+        self._fail_pending(why)
+
+    def _fail_pending(self, why: str) -> None:
+        while True:
+            try:
+                *_, fut = self._jobs.get_nowait()
+            except queue.Empty:
+                return
+            fut.set_exception(RuntimeError(why))
 
     def _send_pending(self, conn: object, addr: object, new_method_call: Callable[..., object],
                       caps: set[str]) -> None:
