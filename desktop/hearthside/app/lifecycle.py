@@ -73,8 +73,9 @@ class PersonaRow:
     #: "missing" when there is no such file (every check-in would be skipped either way).
     checklist: str = ""
     snoozed_until: datetime | None = None  # *Snooze 1 hour* on an alert: until when
-    #: The persona's specialists as a new session would get them: (name, description) pairs.
-    specialists: tuple[tuple[str, str], ...] = ()
+    #: The persona's specialists as a new session would get them: (name, description, color);
+    #: the colour is a UX hint only ("" for none).
+    specialists: tuple[tuple[str, str, str], ...] = ()
 
     @property
     def no_checklist(self) -> bool:
@@ -279,11 +280,11 @@ class Lifecycle:
                 hb.snoozes.until(info.name), self._specialists(info.name) if info.exists else ()))
         return rows
 
-    def _specialists(self, persona: str) -> tuple[tuple[str, str], ...]:
-        """(name, description) of each specialist of ``persona``; none when they cannot be read
-        (the chat window's *Specialists* menu says why)."""
+    def _specialists(self, persona: str) -> tuple[tuple[str, str, str], ...]:
+        """(name, description, color) of each specialist of ``persona``; none when they cannot be
+        read (the chat window's *Specialists* menu says why)."""
         try:
-            return tuple((d.name, d.description) for d in self.app.agents.listing(persona).defs)
+            return tuple((d.name, d.description, d.color) for d in self.app.agents.listing(persona).defs)
         except Exception as exc:  # noqa: BLE001 - the tray's rows must always arrive
             log.warning("specialists of %s not listed: %s", persona, exc)
             return ()
