@@ -39,6 +39,7 @@ from ..core.soul import SoulStore
 from .baselines import BaselineStore, BaselineWriteError
 from .drift_live import LiveDrift
 from .drift_types import (
+    AGENT_MEMORY,
     AGENT_SUFFIX,
     AGENTS,
     SKILL_FILE,
@@ -49,7 +50,6 @@ from .drift_types import (
     Observation,
     Unit,
     WatchRoots,
-    AGENT_MEMORY,
     is_agent_file_name,
     is_agent_name,
 )
