@@ -365,10 +365,11 @@ def main(which: str, out: str) -> int:
         agents.mkdir()
         (agents / "proofreader.md").write_text(
             "---\nname: proofreader\ndescription: Checks a text for typos, grammar and unclear sentences; "
-            "use before sending anything important.\ntools: Read\n---\nRead closely. List each problem.\n")
+            "use before sending anything important.\ntools: Read\ncolor: purple\n---\n"
+            "Read closely. List each problem.\n")
         (agents / "researcher.md").write_text(
             "---\nname: researcher\ndescription: Looks things up on the web and reports back with sources.\n"
-            "tools: WebSearch\nmaxTurns: 12\n---\nSearch, read, cite.\n")
+            "tools: WebSearch\nmaxTurns: 12\ncolor: '#2a9d8f'\n---\nSearch, read, cite.\n")
         user_agents = app.paths.user_agents_dir
         user_agents.mkdir(parents=True)
         (user_agents / "planner.md").write_text(

@@ -250,6 +250,18 @@ def specialists(s: Session) -> None:
     s.cli("soul", "approve", str(path))
     doc = json.loads(s.cli("agents", "list", "--persona", "alice", "--json"))
     assert [a["description"] for a in doc["agents"]] == ["Reviews everything."]
+    # Its read-only memory (agents/reviewer/MEMORY.md) is a persona file too: read, never written.
+    memory = alice / "agents" / "reviewer" / "MEMORY.md"
+    with s.by_hand():
+        atomic_save(path, "---\nname: reviewer\ndescription: Reviews everything.\nmemory: persona\n---\nRead.\n")
+        memory.parent.mkdir()
+        memory.write_text("Alice prefers short reviews.\n", encoding="utf-8")
+    s.events.wait_for(is_event("alice", "agents/reviewer/MEMORY.md", "new"))
+    s.cli("soul", "approve", str(path))
+    s.cli("soul", "approve", str(memory))
+    held = s.app.agents.memories("alice", s.app.agents.listing("alice"))
+    assert "Alice prefers short reviews." in held[0]["reviewer"], held
+    s.app.sessions.prepare("alice")  # a session takes the memory: reading it writes nothing
 
 
 def approve(s: Session) -> None:

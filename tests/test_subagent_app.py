@@ -30,6 +30,9 @@ class Listings:
     def listing(self, persona: str) -> AgentDefListing:
         return self.value
 
+    def memories(self, persona: str, listing: AgentDefListing) -> tuple[dict[str, str], tuple[str, ...]]:
+        return {}, ()  # no memory files: tests/test_agent_memory.py reads real ones
+
 
 def with_specialists(app: Any, *defs: AgentDef, notes: tuple[str, ...] = ()) -> None:
     app.__dict__["agents"] = Listings(*defs, notes=notes)  # what app.agents would build from files

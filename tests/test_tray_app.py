@@ -707,3 +707,61 @@ def test_a_writing_specialists_fork_is_one_notice_per_fork_and_opens_its_review(
     w = shell.windows["review"]
     assert w.tabs.currentWidget() is w.forks_panel
     qtbot.waitUntil(lambda: w.forks_panel.review is not None, timeout=10_000)
+
+
+FORK_IN_ANOTHER_PROCESS = """
+import sys
+from pathlib import Path
+from hearthside.app.context import AppContext
+
+app = AppContext()
+fork = app.forks.create("Kip", sys.argv[1], sys.argv[2])
+Path(app.forks.root_of(fork), sys.argv[1] + ".md").write_text("from a terminal chat\\n")
+rec = app.forks.finished(app.forks.fork_id(fork), "wrote " + sys.argv[1])
+print(rec.id, rec.status)
+"""
+
+
+def test_a_fork_made_by_another_process_is_announced_once_and_not_again_after_a_restart(  # type: ignore[no-untyped-def]
+        make_shell, app_context, qtbot, tmp_path) -> None:
+    """``hearthside chat`` in a terminal is another process: its fork reaches the tray at the
+    next refresh of its rows, as one notice; later refreshes and a restarted tray repeat none,
+    and a restarted tray announces a fork made while it was away."""
+    import subprocess
+    import sys
+
+    from hearthside.app.context import AppContext
+
+    make_persona(app_context, "Kip")
+    ws = tmp_path / "work"
+    ws.mkdir()
+
+    def fork_elsewhere(label: str) -> str:
+        out = subprocess.run([sys.executable, "-c", FORK_IN_ANOTHER_PROCESS, label, str(ws)], capture_output=True,
+                             text=True, timeout=120, check=True).stdout.split()
+        assert out[1] == "ready", out
+        return out[0]
+
+    def fork_notices(shell: Any) -> list[str]:
+        return [n.body for n in shell.notices if n.kind == "fork"]
+
+    shell = make_shell()
+    fid = fork_elsewhere("letter")
+    shell.refresh()
+    qtbot.waitUntil(lambda: len(fork_notices(shell)) == 1, timeout=15_000)
+    assert "wait for your review: letter" in fork_notices(shell)[0]
+    for _ in range(3):  # later refreshes (and the minute's look) tell nothing new
+        shell.refresh()
+        shell.lifecycle.announce_forks()
+    qtbot.wait(300)
+    assert len(fork_notices(shell)) == 1
+    assert [r.id for r in app_context.forks.pending()] == [fid] and app_context.forks.pending()[0].announced
+    shell.lifecycle.stop()
+
+    away = fork_elsewhere("minutes")  # made while no tray runs
+    again = make_shell(app=AppContext())  # the tray restarted: a new process's services, same files
+    again.refresh()
+    qtbot.waitUntil(lambda: len(fork_notices(again)) == 1, timeout=15_000)
+    qtbot.wait(300)
+    assert len(fork_notices(again)) == 1 and "wait for your review: minutes" in fork_notices(again)[0]
+    assert {r.id for r in app_context.forks.pending()} == {fid, away}

@@ -11,9 +11,26 @@ from ui_helpers import make_bridge
 WAIT = 15_000
 
 
-def write_agent(folder: Path, fname: str, name: str, desc: str) -> None:
+def write_agent(folder: Path, fname: str, name: str, desc: str, extra: str = "") -> None:
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / fname).write_text(f"---\nname: {name}\ndescription: {desc}\n---\nDo it well.\n", encoding="utf-8")
+    (folder / fname).write_text(f"---\nname: {name}\ndescription: {desc}\n{extra}---\nDo it well.\n",
+                                encoding="utf-8")
+
+
+def dot(action):  # type: ignore[no-untyped-def]
+    """The centre pixel's colour of a menu entry's icon, or None when it has none."""
+    if action.icon().isNull():
+        return None
+    from hearthside.ui.windows.specialists import DOT
+
+    return action.icon().pixmap(DOT, DOT).toImage().pixelColor(DOT // 2, DOT // 2).name()
+
+
+def coloured_agents(root: Path) -> None:
+    write_agent(root / "agents", "a.md", "a", "Named colour.", "color: purple\n")
+    write_agent(root / "agents", "b.md", "b", "Hex colour.", "color: '#3a7'\n")
+    write_agent(root / "agents", "c.md", "c", "Not a colour.", "color: not-a-colour\n")
+    write_agent(root / "agents", "d.md", "d", "No colour.")
 
 
 def entries(menu) -> list[str]:  # type: ignore[no-untyped-def]
@@ -108,3 +125,48 @@ def test_a_hand_edited_agent_file_is_listed_and_approved_in_the_review_window(qt
     qtbot.waitUntil(lambda: w.list.count() == 0, timeout=WAIT)
     assert [d.description for d in app_context.agents.listing("juniper").defs] == ["Reviews everything, always."]
     bridge.close()
+
+
+def test_a_specialists_colour_is_a_dot_in_the_chat_menu_and_an_invalid_one_is_none(qtbot, app_context) -> None:  # type: ignore[no-untyped-def]
+    from hearthside.ui.windows.specialists import SpecialistsButton
+
+    coloured_agents(make_persona(app_context))
+    bridge = next(make_bridge(app_context))
+    b = SpecialistsButton(app_context, bridge)
+    qtbot.addWidget(b)
+    with qtbot.waitSignal(b.loaded, timeout=WAIT):
+        b.load("juniper")
+    acts = [a for a in b.menu().actions() if not a.isSeparator()]
+    assert [a.text().split(" — ")[0] for a in acts] == ["a", "b", "c", "d"]
+    assert [dot(a) for a in acts] == ["#800080", "#33aa77", None, None]
+    bridge.close()
+
+
+def test_the_tray_specialists_menu_shows_the_colour_dots(qtbot, app_context) -> None:  # type: ignore[no-untyped-def]
+    from hearthside.ui.app import Shell
+    from hearthside.ui.tray import TrayController
+
+    coloured_agents(make_persona(app_context))
+    shell = Shell(app_context, opener=lambda p: True)
+    ctl = TrayController(shell)
+    shell.refresh()
+    qtbot.waitUntil(lambda: shell.rows_loaded and bool(shell.rows), timeout=WAIT)
+    ctl.rebuild_menu()
+    sub = next(a.menu() for a in ctl.menu.actions() if a.menu() is not None and a.text().startswith("juniper"))
+    spec = next(a.menu() for a in sub.actions() if a.menu() is not None)
+    assert [dot(a) for a in spec.actions()] == ["#800080", "#33aa77", None, None]
+    shell.quitting = True
+    shell.bridge.close()
+
+
+def test_a_colour_never_changes_what_a_specialist_is_offered_or_may_do() -> None:
+    from dataclasses import replace
+
+    from hearthside.core.agentdefs import AgentDef, AgentDefListing
+    from hearthside.core.subagent import SubagentTool
+
+    plain = AgentDef("a", "Reads.", "Body.", tools=("Read",))
+    tinted = replace(plain, color="purple")
+    one, two = (SubagentTool(AgentDefListing((d,)), []) for d in (plain, tinted))
+    assert one.spec == two.spec and one.read_only == two.read_only
+    assert one.mutates_parent({"agent": "a"}) == two.mutates_parent({"agent": "a"})

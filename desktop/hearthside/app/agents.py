@@ -19,6 +19,12 @@ value is read from the keyring.
 
 A listing is a frozen value built fresh by :meth:`AgentService.listing`; a session takes one
 when it is built and keeps it (snapshot semantics).
+
+A specialist's ``memory`` (the seed's read-only v1) names where its ``MEMORY.md`` is:
+``user`` → ``$XDG_CONFIG_HOME/hearthside/agent-memory/<name>/MEMORY.md``, ``persona`` (or the
+seed's ``project``) → ``<persona folder>/agents/<name>/MEMORY.md``, a persona file under the
+same rules as the agent files. :meth:`AgentService.memories` reads the head of each when the
+session is built; Hearthside never writes a memory file.
 """
 
 from __future__ import annotations
@@ -44,7 +50,7 @@ from ..core.loopback import is_loopback_host
 from ..core.mcpconfig import origin_of
 from ..core.redact import register_secret
 from ..core.secrets import SecretStore, SecretStoreError
-from .drift_types import AGENT_SUFFIX, AGENTS, is_agent_file_name
+from .drift_types import AGENT_MEMORY, AGENT_SUFFIX, AGENTS, is_agent_file_name
 
 if TYPE_CHECKING:
     from .drift import DriftService
@@ -55,6 +61,24 @@ log = logging.getLogger(__name__)
 
 #: Where strict mode's note points the user.
 APPROVE_HINT = "approve it in the review window or with 'hearthside soul approve {path}'"
+
+#: How much of a specialist's MEMORY.md goes into its system prompt (characters).
+MEMORY_HEAD_CHARS = 4000
+#: ``memory:`` values and the tier each means (``project`` is the seed's name for the persona's).
+MEMORY_TIERS = {"user": "user", "persona": "persona", "project": "persona"}
+#: The user tier's memory folders, under Hearthside's config folder.
+USER_MEMORY_DIR = "agent-memory"
+
+
+def memory_section(label: str, body: str) -> str:
+    """The system-prompt part for one specialist's memory: the head of ``body``, said to be
+    read-only, with a note when it was cut."""
+    text = body.strip()
+    head = text[:MEMORY_HEAD_CHARS]
+    cut = (f"\n[… cut: the first {MEMORY_HEAD_CHARS:,} of {len(text):,} characters are shown]"
+           if len(text) > MEMORY_HEAD_CHARS else "")
+    return (f"Your memory from earlier tasks ({label}; read-only, you cannot change it):\n"
+            f"{head}{cut}")
 
 
 def agent_secret_ref(tier: str, agent: str, server: str, header: str) -> str:
@@ -114,6 +138,86 @@ class AgentService:
     def source(self, persona: str | None) -> ListingSource:
         """A snapshot source for a session: :meth:`listing`, taken once now."""
         return ListingSource(self.listing(persona))
+
+    @property
+    def user_memory_dir(self) -> Path:
+        return self.paths.config_dir / USER_MEMORY_DIR
+
+    def memories(self, persona: str | None, listing: AgentDefListing) -> tuple[dict[str, str], tuple[str, ...]]:
+        """The memory section (see :func:`memory_section`) of each specialist of ``listing``
+        whose ``memory`` names a tier and whose MEMORY.md can be used, read once now (the
+        session keeps it), plus one note per value or file that cannot be used. No file is a
+        cold start, not a note. Only reads: Hearthside never writes a memory file."""
+        out: dict[str, str] = {}
+        notes: list[str] = []
+        view: tuple[dict[str, str], dict[str, str] | None] | None = None
+        for d in listing.defs:
+            if not d.memory:
+                continue
+            tier = MEMORY_TIERS.get(d.memory.strip().lower())
+            if tier is None:
+                notes.append(f"specialist {d.name}: memory {d.memory!r} is not one of user, persona or project; "
+                             "it starts without a memory")
+                continue
+            if tier == "user":
+                root = self.user_memory_dir
+                got = self._memory_file(root / d.name / AGENT_MEMORY, f"{USER_MEMORY_DIR}/{d.name}/{AGENT_MEMORY}",
+                                        os.path.realpath(root), None, notes, user=True)
+            elif persona is None:
+                notes.append(f"specialist {d.name}: memory 'persona' needs a persona; it starts without a memory")
+                continue
+            else:
+                pdir = Path(self.personas.get(persona).path)
+                if view is None:
+                    view = self._drift_view(pdir, notes)
+                label = f"{AGENTS}/{d.name}/{AGENT_MEMORY}"
+                got = self._memory_file(pdir / label, label, os.path.realpath(pdir), view, notes, user=False)
+            if got:
+                out[d.name] = got
+        return out, tuple(notes)
+
+    def _drift_view(self, persona_dir: Path, notes: list[str]) -> tuple[dict[str, str], dict[str, str] | None]:
+        """(approved links, approved fingerprints in strict mode else None) for persona files."""
+        try:
+            drift = self._drift()
+            links = dict(drift.held_back(persona_dir).links)
+            return links, (drift.approved_fingerprints(persona_dir) if drift.strict_mode else None)
+        except Exception as exc:  # noqa: BLE001 - then strict mode decides
+            log.warning("drift check failed for the specialists' memory of %s: %s", persona_dir, exc)
+            if self._strict_fallback():
+                notes.append(f"the specialists' memory files are left out: their approvals cannot be checked ({exc})")
+                return {}, {}
+            return {}, None
+
+    def _memory_file(self, path: Path, label: str, root_real: str,
+                     view: tuple[dict[str, str], dict[str, str] | None] | None, notes: list[str], *,
+                     user: bool) -> str:
+        """One memory file's section, or "" (with a note when it exists but cannot be used)."""
+        if not os.path.lexists(path):
+            return ""
+        pf = read_persona_file(path, label)
+        if pf.body is None:
+            notes.append(f"{label} is left out: {pf.reason}")
+            return ""
+        target = outside_target(root_real, pf.real_path)
+        links, approved = view if view is not None else ({}, None)
+        if target:
+            if user:
+                notes.append(f"{label} is left out: it leads to {target}, outside {root_real}; copy the file "
+                             "into the folder instead")
+                return ""
+            if links.get(label) != target:
+                notes.append(link_left_out_reason(label, str(path), target, links.get(label, "")))
+                return ""
+        if approved is not None and approved.get(label) != fingerprint(pf.body):
+            notes.append(f"{label} left out: it changed since you approved it (strict mode); "
+                         + APPROVE_HINT.format(path=path))
+            return ""
+        if pf.finding is not None:
+            notes.append(f"{label} contains an {pf.finding.describe()}")
+        if len(pf.body.strip()) > MEMORY_HEAD_CHARS:
+            notes.append(f"{label} is longer than {MEMORY_HEAD_CHARS:,} characters; only its head is used")
+        return memory_section(label, pf.body) if pf.body.strip() else ""
 
     # -- tiers ---------------------------------------------------------------------------------
 

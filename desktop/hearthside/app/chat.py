@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ..core.agent import Agent, AgentResult, ModelError, ToolCall, ToolEvent
 from ..core.approval import ASKING, describe_call, shown
-from ..core.tools import PermissionMode, Tool
+from ..core.tools import PermissionMode, Tool, always_asks
 
 if TYPE_CHECKING:
     from .conversations import ConversationService, Recorder
@@ -175,6 +175,10 @@ class ChatSession:
         self._agent: Agent | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._on_tool: Callable[[ToolEvent], None] | None = None
+        #: tools of this session asked about every time, even in accept-edits (the shell's Bash);
+        #: the window's mode menu says so. Kept from the last build outside plan mode, which
+        #: offers no changing tool at all.
+        self.always_asking: tuple[str, ...] = ()
 
     @property
     def conversation_id(self) -> str:
@@ -252,6 +256,8 @@ class ChatSession:
         if carry and self._agent is not None:  # the talk so far continues under the new mode
             agent.messages.extend(self._agent.messages[1:])
         self._agent, self.mode, self.notes = agent, mode, list(prepared.notes)
+        if mode is not PermissionMode.PLAN:
+            self.always_asking = tuple(sorted(t.spec.name for t in prepared.snapshot.tools if always_asks(t)))
 
     async def set_mode(self, mode: PermissionMode) -> None:
         """Plan / default / accept-edits from the next message on (the tool list is rebuilt)."""

@@ -39,6 +39,7 @@ from ..core.soul import SoulStore
 from .baselines import BaselineStore, BaselineWriteError
 from .drift_live import LiveDrift
 from .drift_types import (
+    AGENT_MEMORY,
     AGENT_SUFFIX,
     AGENTS,
     SKILL_FILE,
@@ -50,6 +51,7 @@ from .drift_types import (
     Unit,
     WatchRoots,
     is_agent_file_name,
+    is_agent_name,
 )
 from .paths import AppPaths
 from .personas import PersonaService
@@ -85,7 +87,19 @@ def agent_file_names(root: Path) -> list[str]:
     except OSError:
         return []
     names = [f"{AGENTS}/{n}" for n in entries]
-    return [n for n in names if is_agent_file_name(n)][:MAX_AGENT_FILES]
+    return [n for n in names if is_agent_file_name(n)][:MAX_AGENT_FILES] + agent_memory_names(root)
+
+
+def agent_memory_names(root: Path) -> list[str]:
+    """The specialists' memory files of a persona folder (``agents/<name>/MEMORY.md``) that
+    exist, as watched names, sorted, capped: a session reads them (``memory: persona``), so
+    drift watches them like the agent files."""
+    try:
+        dirs = sorted(e.name for e in os.scandir(root / AGENTS) if e.is_dir() and not e.name.startswith("."))
+    except OSError:
+        return []
+    names = [f"{AGENTS}/{d}/{AGENT_MEMORY}" for d in dirs[:MAX_AGENT_FILES]]
+    return [n for n in names if os.path.lexists(root / n)]
 
 
 #: The reason on a status :meth:`DriftService.approve_shown` left waiting: it changed since shown.
@@ -305,7 +319,7 @@ class DriftService:
         unit = self._unit_for_dir(persona_dir)
         out: dict[str, str] = {}
         for name in self.store.files(unit.key):
-            if name in PERSONA_FILE_NAMES or is_agent_file_name(name):
+            if name in PERSONA_FILE_NAMES or is_agent_name(name):
                 baseline, _ = self.store.load(unit.key, name)
                 if baseline is not None and baseline.link_target:
                     out[name] = baseline.link_target
@@ -320,7 +334,7 @@ class DriftService:
         unit = self._unit_for_dir(persona_dir)
         out: dict[str, str] = {}
         for name in self.store.files(unit.key):
-            if is_agent_file_name(name):
+            if is_agent_name(name):
                 baseline, _ = self.store.load(unit.key, name)
                 if baseline is not None:
                     out[name] = baseline.sha256
@@ -372,7 +386,7 @@ class DriftService:
                 files.add(s.file)
             elif s.file.startswith(f"{SKILLS}/"):
                 skills.add(s.file.split("/")[1])
-            elif is_agent_file_name(s.file):
+            elif is_agent_name(s.file):
                 agents.add(s.file)
         return HeldBack(frozenset(files), frozenset(skills), str(soul_unit.soul_file) in held,
                         links, link_skills, frozenset(agents))
@@ -399,7 +413,7 @@ class DriftService:
                 rel = p.relative_to(u.root).as_posix()
             except ValueError:
                 continue
-            if rel in PERSONA_FILE_NAMES or rel.startswith(f"{SKILLS}/") or is_agent_file_name(rel):
+            if rel in PERSONA_FILE_NAMES or rel.startswith(f"{SKILLS}/") or is_agent_name(rel):
                 if rel.startswith(f"{SKILLS}/") and not rel.endswith(f"/{SKILL_FILE}"):
                     rel = rel.rstrip("/") + f"/{SKILL_FILE}"
                 return [(u, rel)]

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Protocol
 from ..core.compose import BOOTSTRAP_ORDER, HERMES_MEMORIES
 from ..core.drift import APPROVED, MISSING, Debouncer, Verdict, is_editor_dropping, summarize
 from .drift_types import (
+    AGENT_MEMORY,
     AGENT_SUFFIX,
     AGENTS,
     MEMORIES,
@@ -190,7 +191,7 @@ class LiveDrift:
             targets.append((u.root, False))
             if not u.is_soul:
                 targets.append((u.root / SKILLS, True))
-                targets.append((u.root / AGENTS, False))  # specialists: agents/*.md
+                targets.append((u.root / AGENTS, True))  # specialists: agents/*.md, agents/*/MEMORY.md
                 targets.append((u.root / MEMORIES, False))  # a Hermes home's USER.md, MEMORY.md
         for links in self._links.values():
             targets += [(Path(t).parent, False) for t in links]
@@ -247,11 +248,13 @@ class LiveDrift:
             in_skills = path.startswith(root + os.sep + SKILLS + os.sep)
             in_memories = os.path.dirname(path) == os.path.join(root, MEMORIES)
             in_agents = os.path.dirname(path) == os.path.join(root, AGENTS)
+            in_memory = os.path.dirname(os.path.dirname(path)) == os.path.join(root, AGENTS)
             if (
                 path == root
                 or (is_dir and root.startswith(path + os.sep))
                 or (in_root and (base in BOOTSTRAP_ORDER or base in (SKILLS, MEMORIES, AGENTS)))
-                or (in_agents and base.endswith(AGENT_SUFFIX))
+                or (in_agents and (base.endswith(AGENT_SUFFIX) or is_dir))
+                or (in_memory and base == AGENT_MEMORY)
                 or (in_memories and f"{MEMORIES}/{base}" in HERMES_MEMORIES.values())
                 or (in_skills and (base == SKILL_FILE or is_dir))
             ):

@@ -24,6 +24,24 @@ def is_agent_file_name(name: str) -> bool:
     parts = name.split("/")
     return (len(parts) == 2 and parts[0] == AGENTS and parts[1].endswith(AGENT_SUFFIX)
             and not parts[1].startswith(".") and len(parts[1]) > len(AGENT_SUFFIX))
+
+
+#: A specialist's read-only memory in the persona folder (``memory: persona``):
+#: ``agents/<name>/MEMORY.md``. Hearthside only reads it (its head goes into the specialist's
+#: system prompt), so it is a persona file like the agent file beside it: watched, approved.
+AGENT_MEMORY = "MEMORY.md"
+
+
+def is_agent_memory_name(name: str) -> bool:
+    """Whether a watched name is a specialist's memory file (``agents/<name>/MEMORY.md``)."""
+    parts = name.split("/")
+    return (len(parts) == 3 and parts[0] == AGENTS and parts[2] == AGENT_MEMORY
+            and bool(parts[1]) and not parts[1].startswith("."))
+
+
+def is_agent_name(name: str) -> bool:
+    """An agent file or a specialist's memory file: the persona files of the specialists."""
+    return is_agent_file_name(name) or is_agent_memory_name(name)
 #: Where a Hermes home keeps USER.md and MEMORY.md (see core.compose.HERMES_MEMORIES).
 MEMORIES = "memories"
 

@@ -65,6 +65,8 @@ MAX_AGE_SECONDS = 7 * 24 * 3600
 #: A text file larger than this is named in ``show`` without its lines.
 MAX_DIFF_FILE_BYTES = 512 * 1024
 MAX_RECORD_BYTES = 64 * 1024 * 1024  # 50,000 base versions fit easily
+#: How long a notice waits for the registry lock (an apply holds it); busy: the next look tries again.
+ANNOUNCE_LOCK_WAIT = 2.0
 WORKING, READY, APPLIED, DISCARDED = "working", "ready", "applied", "discarded"
 
 
@@ -94,6 +96,10 @@ class ForkRecord:
     advisory: str = ""
     method: str = "copy"
     closed: float = 0.0
+    #: the tray has shown its "ready for review" notice (kept here so a fork made by another
+    #: process — ``hearthside chat`` in a terminal — is announced once, and never again after
+    #: a restart)
+    announced: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -105,7 +111,8 @@ class ForkRecord:
             raise ValueError("base versions are not a name → version map")
         return cls(str(doc["id"]), str(doc.get("persona", "")), str(doc.get("label", "")), float(doc["created"]),
                    str(doc["workspace"]), dict(base), str(doc.get("status", WORKING)), str(doc.get("summary", "")),
-                   str(doc.get("advisory", "")), str(doc.get("method", "copy")), float(doc.get("closed", 0.0)))
+                   str(doc.get("advisory", "")), str(doc.get("method", "copy")), float(doc.get("closed", 0.0)),
+                   doc.get("announced") is True)
 
 
 @dataclass(frozen=True)
@@ -232,6 +239,30 @@ class ForkService:
     def pending(self) -> builtins.list[ForkRecord]:
         """Forks waiting for the user's review."""
         return [r for r in self.list() if r.status == READY]
+
+    def unannounced(self) -> builtins.list[ForkRecord]:
+        """Forks ready for review whose notice the tray has not shown yet, oldest first."""
+        return sorted((r for r in self.pending() if not r.announced), key=lambda r: r.created)
+
+    def mark_announced(self, fid: str) -> ForkRecord | None:
+        """Claim the one notice of a fork ready for review: the record (now ``announced``) when
+        this caller is the first, else None (already announced, closed, gone, or the registry
+        busy — then the next look tries again). Done under the registry lock, so two threads or
+        two processes never both announce one fork."""
+        try:
+            with locked(self._lock_file, timeout=ANNOUNCE_LOCK_WAIT):
+                try:
+                    rec = self._read(fid)
+                except ForkError:
+                    return None
+                if rec.status != READY or rec.announced:
+                    return None
+                rec = ForkRecord(**{**rec.as_dict(), "announced": True})
+                self._write(rec)
+                return rec
+        except (LockBusy, LockUnusable) as exc:
+            log.info("fork %s not announced yet: %s", fid, exc)
+            return None
 
     # --- the specialist's side ---------------------------------------------------------------
     def parent_environment(self, workspace: str) -> Environment:

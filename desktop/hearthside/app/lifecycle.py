@@ -55,6 +55,8 @@ STOP_BUDGET = 5.0
 CONNECT_WAIT = 30.0
 #: How often forks older than 7 days are looked for while the app runs (seconds).
 FORK_CLEANUP_EVERY = 24 * 3600.0
+#: How often the tray looks for forks made by another process that are ready for review.
+FORK_LOOK_EVERY = 60.0
 
 @dataclass(frozen=True)
 class PersonaRow:
@@ -73,8 +75,9 @@ class PersonaRow:
     #: "missing" when there is no such file (every check-in would be skipped either way).
     checklist: str = ""
     snoozed_until: datetime | None = None  # *Snooze 1 hour* on an alert: until when
-    #: The persona's specialists as a new session would get them: (name, description) pairs.
-    specialists: tuple[tuple[str, str], ...] = ()
+    #: The persona's specialists as a new session would get them: (name, description, color);
+    #: the colour is a UX hint only ("" for none).
+    specialists: tuple[tuple[str, str, str], ...] = ()
 
     @property
     def no_checklist(self) -> bool:
@@ -150,6 +153,8 @@ class Lifecycle:
         self._tidy_future: concurrent.futures.Future[Any] | None = None
         self._stopped = False
         self.last_outcome: dict[str, HeartbeatOutcome] = {}
+        #: set once the fork registry is looked after (start): refreshes then announce new forks
+        self._forks_started = False
 
     # --- start -------------------------------------------------------------------------
     def start(self) -> list[str]:
@@ -196,10 +201,13 @@ class Lifecycle:
         self.drift_alerts.seed(drift.status())
 
     def _start_forks(self) -> None:
-        """Forks older than 7 days go now and once a day; a fork ready for review is a notice."""
+        """Forks older than 7 days go now and once a day; a fork ready for review is a notice,
+        also one made by another process (``hearthside chat`` in a terminal): looked for now,
+        every minute and at each refresh of the tray's rows."""
         forks = self.app.forks
         forks.on_ready = self._fork_ready
         forks.cleanup()
+        self.announce_forks()
         loop = self.app.runtime.loop
 
         def daily() -> None:
@@ -207,11 +215,30 @@ class Lifecycle:
                 loop.run_in_executor(None, forks.cleanup)
                 loop.call_later(FORK_CLEANUP_EVERY, daily)
 
+        def look() -> None:
+            if not self.stopping.is_set():
+                loop.run_in_executor(None, self.announce_forks)
+                loop.call_later(FORK_LOOK_EVERY, look)
+
         loop.call_soon_threadsafe(loop.call_later, FORK_CLEANUP_EVERY, daily)
+        loop.call_soon_threadsafe(loop.call_later, FORK_LOOK_EVERY, look)
+        self._forks_started = True
+
+    def announce_forks(self) -> None:
+        """One notice for each fork ready for review that none was shown for yet (the record
+        keeps that it was, so a restart repeats none). Reads the registry: off the Qt thread."""
+        try:
+            for rec in self.app.forks.unannounced():
+                self._fork_ready(rec)
+        except Exception as exc:  # noqa: BLE001 - a notice failing must not stop the refresh
+            log.warning("forks waiting for review not announced: %s", exc)
 
     def _fork_ready(self, rec: ForkRecord) -> None:
-        text = f"Changes by a specialist wait for your review: {rec.label or rec.id}."
-        self.events.show(Notice(persona_label(rec.persona), text, (Alert("fork", rec.persona, text),)))
+        claimed = self.app.forks.mark_announced(rec.id)
+        if claimed is None:
+            return  # announced already (by another thread, or before a restart), or gone
+        text = f"Changes by a specialist wait for your review: {claimed.label or claimed.id}."
+        self.events.show(Notice(persona_label(claimed.persona), text, (Alert("fork", claimed.persona, text),)))
 
     def _start_mcp(self) -> None:
         mcp = self.app.mcp
@@ -277,13 +304,15 @@ class Lifecycle:
                 last_status, last.reason if last else "",
                 checklist_state(info.path / "HEARTBEAT.md") if info.exists else "",
                 hb.snoozes.until(info.name), self._specialists(info.name) if info.exists else ()))
+        if self._forks_started:
+            self.announce_forks()  # a fork another process made is announced at the next refresh
         return rows
 
-    def _specialists(self, persona: str) -> tuple[tuple[str, str], ...]:
-        """(name, description) of each specialist of ``persona``; none when they cannot be read
-        (the chat window's *Specialists* menu says why)."""
+    def _specialists(self, persona: str) -> tuple[tuple[str, str, str], ...]:
+        """(name, description, color) of each specialist of ``persona``; none when they cannot be
+        read (the chat window's *Specialists* menu says why)."""
         try:
-            return tuple((d.name, d.description) for d in self.app.agents.listing(persona).defs)
+            return tuple((d.name, d.description, d.color) for d in self.app.agents.listing(persona).defs)
         except Exception as exc:  # noqa: BLE001 - the tray's rows must always arrive
             log.warning("specialists of %s not listed: %s", persona, exc)
             return ()

@@ -199,10 +199,12 @@ class SessionService:
             return
         read_only = mode is PermissionMode.PLAN or (unattended and not allow_mutating)
         seconds = self.app.settings.get("agent.specialist_time_limit")
+        memory, memory_notes = self.app.agents.memories(persona, listing)
+        notes.extend(memory_notes)
         tool = SubagentTool(listing, catalog.tools(), persona=persona, skill_body=skill_body,
                             read_only_inside=read_only, forks=self.fork_hook(persona),
                             seconds=seconds if isinstance(seconds, (int, float)) else None,
-                            servers=SpecialistServerConnector())
+                            servers=SpecialistServerConnector(), memory=memory)
         _register(catalog, tool, "builtin", notes)
 
     def fork_hook(self, persona: str) -> ForkHook | None:

@@ -49,8 +49,7 @@ class TerminalApprover:
             allowed = False
         else:
             echo("\n".join(req.lines()), err=True)
-            who = f"the specialist {req.specialist}'s " if req.specialist else ""
-            question = safe_text(f"Allow {who}{req.tool} to {req.action} this?")
+            question = safe_text(req.question())
             allowed = await asyncio.to_thread(click.confirm, question, default=False, err=True)
         if self.recorder is not None:
             self.recorder.approval(req.tool, allowed, req.headline())

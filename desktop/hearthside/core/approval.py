@@ -33,6 +33,26 @@ _SPACES_RX = re.compile(r"^ +| +$| {" + str(SPACE_RUN) + ",}")
 _ODD_SPACE_RX = re.compile(r"[\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000\u2420]")
 
 
+#: Words an action may end with when the path completes it ("run a shell command in" /path):
+#: the question then names the path instead of saying "this".
+_PREPOSITIONS = frozenset({"in", "into", "to", "on", "at", "from", "under", "inside"})
+
+
+def path_completes(action: str) -> bool:
+    """Whether ``action`` reads as unfinished without its path (it ends with a preposition)."""
+    words = action.split()
+    return bool(words) and words[-1].lower() in _PREPOSITIONS
+
+
+def question(tool: str, action: str, path: str, specialist: str = "") -> str:
+    """The yes/no question of an approval: ``Allow Write to create this?`` (the headline above
+    it names the file), or, when the action needs its path to make sense, ``Allow Bash to run
+    a shell command in /the/folder?``."""
+    who = f"the specialist {specialist}'s " if specialist else ""
+    what = f"{action} {path}" if path and path_completes(action) else f"{action} this"
+    return f"Allow {who}{tool} to {what}?"
+
+
 @dataclass(frozen=True)
 class ApprovalRequest:
     """One call as the user is asked about it. ``path`` is empty when the tool cannot say
@@ -62,6 +82,10 @@ class ApprovalRequest:
             doc["specialist"] = self.specialist
         return doc
 
+
+    def question(self) -> str:
+        """The yes/no question asked after :meth:`lines` (see :func:`question`)."""
+        return visible(question(self.tool, self.action, self.path, self.specialist))
 
     def lines(self) -> list[str]:
         """The headline, then ``  name = value`` per other argument."""

@@ -176,8 +176,10 @@ class SubagentTool:
                  skill_body: Callable[[str], str] | None = None, read_only_inside: bool = False,
                  allow_writers: bool = True, forks: ForkHook | None = None,
                  seconds: float | None = None, depth: int = 0, chain_limit: int = MAX_DEPTH_CAP,
-                 link: ParentLink | None = None, servers: SpecialistServers | None = None) -> None:
+                 link: ParentLink | None = None, servers: SpecialistServers | None = None,
+                 memory: Mapping[str, str] | None = None) -> None:
         self.listing = listing
+        self.memory = dict(memory or {})  # name -> its read-only memory section (read when built)
         self.tools = tuple(t for t in tools if t.spec.name != SUBAGENT_TOOL)
         self.persona = persona
         self.skill_body = skill_body
@@ -232,7 +234,8 @@ class SubagentTool:
         kw: dict[str, Any] = {"persona": self.persona, "skill_body": self.skill_body,
                               "read_only_inside": self.read_only_inside, "allow_writers": self.allow_writers,
                               "forks": self.forks, "seconds": self.seconds, "depth": self.depth,
-                              "chain_limit": self.chain_limit, "link": self.link, "servers": self.servers}
+                              "chain_limit": self.chain_limit, "link": self.link, "servers": self.servers,
+                              "memory": self.memory}
         kw.update(changes)
         return SubagentTool(self.listing, self.tools, **kw)
 
@@ -351,6 +354,8 @@ class SubagentTool:
                     body = ""
             if body.strip():
                 parts.append(f"Skill {skill}:\n{body.strip()}")
+        if self.memory.get(spec.name, "").strip():
+            parts.append(self.memory[spec.name].strip())
         who = f"the persona {self.persona}" if self.persona else "a persona"
         parts.append(f"You are the specialist {spec.name}, working for {who} on one task. Your final "
                      "reply is returned to them as the result: make it complete and to the point.")

@@ -206,16 +206,18 @@ class TrayController:
         sub.addAction("Open folder", lambda: shell.open_folder(path))
         return sub
 
-    def _specialists_menu(self, sub: QMenu, persona: str, specialists: tuple[tuple[str, str], ...]) -> None:
-        """*Specialists (N)*: each opens the chat with "Ask the NAME specialist to " typed in."""
-        from .windows.specialists import entry_text
+    def _specialists_menu(self, sub: QMenu, persona: str, specialists: tuple[tuple[str, str, str], ...]) -> None:
+        """*Specialists (N)*: each opens the chat with "Ask the NAME specialist to " typed in;
+        a specialist with a ``color`` shows a dot of it (a hint only)."""
+        from .windows.specialists import entry_text, set_color
 
         menu = sub.addMenu(menu_text(f"Specialists ({len(specialists)})"))
         menu.setToolTipsVisible(True)
-        for agent, description in specialists:
+        for agent, description, color in specialists:
             act = menu.addAction(entry_text(agent, description),
                                  lambda a=agent: self._ask_specialist(persona, a))  # type: ignore[misc]
             act.setToolTip(tip(description))
+            set_color(act, color)
 
     def _ask_specialist(self, persona: str, agent: str) -> None:
         from PySide6.QtWidgets import QPlainTextEdit

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 from ...app.chat import ApprovalRequest, ChatSession, TurnOutcome, short_arguments
 from ...app.context import AppContext
 from ...core.agent import ModelError, ToolEvent
+from ...core.approval import path_completes
 from ...core.conversations import Conversation, ConversationMeta, Kind, Record
 from ...core.errors import ErrorKind, kind_of, sentence_of
 from ...core.tools import PermissionMode
@@ -40,6 +41,15 @@ from .transcript import TranscriptWriter
 MODES = (("Ask before changes", PermissionMode.DEFAULT),
          ("Plan only (no changes)", PermissionMode.PLAN),
          ("Accept edits (no asking)", PermissionMode.ACCEPT_EDITS))
+
+
+def accept_edits_label(always_asking: tuple[str, ...]) -> str:
+    """The accept-edits entry, true to the session: tools that ask every time (the shell pack's
+    Bash) still ask in it, and the label says which."""
+    if not always_asking:
+        return MODES[2][0]
+    return f"Accept edits ({', '.join(always_asking)} still asks)" if len(always_asking) == 1 \
+        else f"Accept edits ({', '.join(always_asking)} still ask)"
 
 
 class ChatWindow(QWidget):
@@ -277,6 +287,7 @@ class ChatWindow(QWidget):
             return
         self.session_ready = True
         self.send_button.setEnabled(True)
+        self._label_modes(session)
         self.status.setText("; ".join(notes) if notes else f"Talking to {self.persona}.")
         if not self.alert:
             self.banner.hide()
@@ -284,6 +295,14 @@ class ChatWindow(QWidget):
         self.sidebar.refresh(select=session.conversation_id)  # a check-in alert's chat is listed at once
         self.input.setFocus()  # ready to write
         self.ready.emit()
+
+    def _mode_set(self, session: ChatSession, index: int) -> None:
+        self._label_modes(session)
+        self.status.setText(f"{self.mode_box.itemText(index)}: from your next message on.")
+
+    def _label_modes(self, session: ChatSession) -> None:
+        index = next(i for i, (_l, m) in enumerate(MODES) if m is PermissionMode.ACCEPT_EDITS)
+        self.mode_box.setItemText(index, one_line(accept_edits_label(session.always_asking)))
 
     def _open_failed(self, session: ChatSession, exc: BaseException) -> None:
         if session is not self.session:
@@ -334,7 +353,7 @@ class ChatWindow(QWidget):
         if session is None:
             return
         self.bridge.call_async(lambda: session.set_mode(mode),
-                               lambda _: self.status.setText(f"{MODES[index][0]}: from your next message on."),
+                               lambda _: self._mode_set(session, index),
                                lambda exc: self.status.setText(f"Could not switch: {exc}"))
 
     def _on_drift(self, event: Any) -> None:
@@ -516,7 +535,12 @@ class ChatWindow(QWidget):
         self._pending = (request, fut)
         # the terminal's shape: one line per field, each value in full (core.approval.shown)
         rows = [f"  {one_line(k)} = {one_line(v)}" for k, v in request.fields]
-        head = f"{one_line(self.persona)} wants to run {one_line(request.tool)}, which changes something:"
+        action = next((v for k, v in request.fields if k == "action"), "")
+        if request.path and path_completes(action):  # e.g. Bash: the folder completes the sentence
+            head = f"{one_line(self.persona)} wants {one_line(request.tool)} to {one_line(action)} " \
+                   f"{one_line(request.path)}:"
+        else:
+            head = f"{one_line(self.persona)} wants to run {one_line(request.tool)}, which changes something:"
         self.approval_text.setText("\n".join([head, *rows]))
         self.approval.show()
         self.deny_button.setDefault(True)

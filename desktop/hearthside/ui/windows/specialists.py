@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import Signal
-from PySide6.QtGui import QTextCursor
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QAction, QColor, QIcon, QPainter, QPixmap, QTextCursor
 from PySide6.QtWidgets import QMenu, QPlainTextEdit, QToolButton, QWidget
 
 from ...app.context import AppContext
@@ -26,6 +26,38 @@ from ..safetext import menu_text, tip
 
 #: The longest description shown in a menu entry (the tooltip has the whole line).
 MENU_DESCRIPTION = 70
+
+
+#: The colour dot's size in pixels (a menu icon).
+DOT = 16
+
+
+def color_icon(color: str) -> QIcon | None:
+    """A small dot in the specialist's ``color`` (a colour name such as ``purple`` or ``#3a7``),
+    or None when the value is not a colour Qt knows. A UX hint only: it never affects what the
+    specialist may do."""
+    value = color.strip()
+    if not value or not QColor.isValidColorName(value):
+        return None
+    fill = QColor(value)
+    if fill.alpha() == 0:
+        return None  # "transparent" would be a dot nobody sees
+    pix = QPixmap(DOT, DOT)
+    pix.fill(Qt.GlobalColor.transparent)
+    painter = QPainter(pix)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    painter.setPen(fill.darker(160))  # an edge, so a light colour still shows on a light menu
+    painter.setBrush(fill)
+    painter.drawEllipse(3, 3, DOT - 6, DOT - 6)
+    painter.end()
+    return QIcon(pix)
+
+
+def set_color(action: QAction, color: str) -> None:
+    """Give a menu entry its specialist's colour dot (nothing for no or an invalid colour)."""
+    icon = color_icon(color)
+    if icon is not None:
+        action.setIcon(icon)
 
 
 def hint_for(name: str) -> str:
@@ -96,6 +128,7 @@ class SpecialistsButton(QToolButton):
         for d in listing.defs:
             act = m.addAction(entry_text(d.name, d.description), self._choose(d.name))
             act.setToolTip(tip(f"{d.description}\n({d.origin.value} specialist)"))
+            set_color(act, d.color)
         if not n:
             none = m.addAction("No specialists yet")
             none.setEnabled(False)
