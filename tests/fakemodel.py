@@ -294,3 +294,15 @@ def said(content: str) -> str:
     m = re.match(TIME_LINE + r"\n\n", content)
     assert m, f"no Current time line in front of {content[:120]!r}"
     return content[m.end():]
+
+
+class RecordingApprover:
+    """An approver for agent tests: answers ``answer`` and records which tools it was asked about."""
+
+    def __init__(self, answer: bool) -> None:
+        self.answer = answer
+        self.asked: list[str] = []
+
+    async def approve(self, tool: Any, call: Any, args: Any) -> bool:
+        self.asked.append(call.name)
+        return self.answer

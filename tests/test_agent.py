@@ -7,10 +7,10 @@ import json
 from typing import Any
 
 import pytest
-from fakemodel import FakeModel
+from fakemodel import FakeModel, RecordingApprover
 from hearthside.adapters.model_client import ModelConfig, OpenAICompatibleModel
-from hearthside.core.agent import Agent, AgentLimits, AllowAll, DenyAll, ToolCall
-from hearthside.core.tools import FunctionTool, PermissionMode, Tool
+from hearthside.core.agent import Agent, AgentLimits, AllowAll, DenyAll
+from hearthside.core.tools import FunctionTool, PermissionMode
 
 
 def model(fm: FakeModel) -> OpenAICompatibleModel:
@@ -23,16 +23,6 @@ def run(coro: Any, timeout: float = 60) -> Any:
 
 def tool_messages(req: dict[str, Any]) -> list[str]:
     return [m["content"] for m in req["messages"] if m["role"] == "tool"]
-
-
-class RecordingApprover:
-    def __init__(self, answer: bool) -> None:
-        self.answer = answer
-        self.asked: list[str] = []
-
-    async def approve(self, tool: Tool, call: ToolCall, args: Any) -> bool:
-        self.asked.append(call.name)
-        return self.answer
 
 
 def test_read_only_calls_of_one_turn_run_concurrently() -> None:

@@ -11,12 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fakemodel import FakeModel
+from fakemodel import FakeModel, RecordingApprover
 from hearthside.adapters import pidlimit
 from hearthside.adapters import sandbox as sb
 from hearthside.adapters.commandrunner import LocalCommandRunner, minimal_env
 from hearthside.adapters.model_client import ModelConfig, OpenAICompatibleModel
-from hearthside.core.agent import Agent, ToolCall
+from hearthside.core.agent import Agent
 from hearthside.core.approval import describe_call
 from hearthside.core.environment import ErrNoShell
 from hearthside.core.sandbox import SandboxPolicy
@@ -299,16 +299,6 @@ def test_other_tools_keep_their_approval_question() -> None:
     assert ApprovalRequest("mcp__x__y", "run", "", ()).question() == "Allow mcp__x__y to run this?"
     assert question("Edit", "edit", "/w/a.md", "scribe") == "Allow the specialist scribe's Edit to edit this?"
     assert question("Bash", "run a shell command in", "") == "Allow Bash to run a shell command in this?"
-
-
-class RecordingApprover:
-    def __init__(self, answer: bool) -> None:
-        self.answer = answer
-        self.asked: list[str] = []
-
-    async def approve(self, tool: Tool, call: ToolCall, args: Any) -> bool:
-        self.asked.append(call.name)
-        return self.answer
 
 
 @needs_bwrap
