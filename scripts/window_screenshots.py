@@ -459,6 +459,21 @@ def main(which: str, out: str) -> int:
 
         w.finished_action.connect(tested)
         w.loaded.connect(first_load)
+    elif which == "plugins-shell":
+        # The Plugins window on a fresh install: the shell pack listed, off until turned on.
+        from hearthside.ui.windows.plugins import PluginsWindow
+        from PySide6.QtCore import Qt
+
+        w = PluginsWindow(app, bridge)
+        w.resize(760, 620)
+
+        def pick_shell() -> None:
+            hits = w.tree.findItems("shell", Qt.MatchFlag.MatchExactly)
+            if hits:
+                w.tree.setCurrentItem(hits[0])
+            shoot(800)
+
+        QTimer.singleShot(1500, pick_shell)
     elif which == "mcp-nosandbox":
         # A machine where bubblewrap may not create namespaces (a fake bwrap that fails as it
         # does under Ubuntu's AppArmor restriction): the window says so once, at the top.

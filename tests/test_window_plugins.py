@@ -227,3 +227,18 @@ def test_a_held_back_skill_is_shown_with_its_finding_and_can_be_allowed(  # type
     assert got.args == ["allow"]
     assert app_context.plugins.held_back_skills() == []
     qtbot.waitUntil(lambda: _rows(w).get("flagged", ["", "", "", ""])[3] == "ok", timeout=30000)
+
+
+def test_the_opt_in_shell_is_off_and_says_so_in_words_for_a_window(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    """A fresh install: the shell pack is listed "off" (not "disabled": nobody turned it off),
+    and its details say what it does and what Enable does, with no command to type."""
+    from PySide6.QtCore import Qt
+
+    w = window
+    assert _rows(w)["shell"][3] == "off"
+    w.tree.setCurrentItem(w.tree.findItems("shell", Qt.MatchFlag.MatchExactly)[0])
+    qtbot.waitUntil(lambda: "Off until you turn it on" in w.detail.text(), timeout=10000)
+    text = w.detail.text()
+    assert "runs shell commands, in the sandbox" in text and "Enable loads it at the next start." in text
+    assert "hearthside plugins enable" not in text and "off: off" not in text.lower()
+    assert w.toggle_btn.text() == "Enable"

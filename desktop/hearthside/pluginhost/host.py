@@ -62,6 +62,8 @@ FIRST_PARTY_PACKS = (
 #: First-party packs that are off until the user turns them on (``plugins enable``): the shell.
 #: Off means not imported at all, as for a pack the user disabled.
 OPT_IN_PACKS = frozenset({"shell"})
+#: Why an opt-in pack is not loaded (the start of its block reason).
+OPT_IN_WHY = "off until you turn it on (it runs shell commands, in the sandbox, asking you each time)"
 
 #: The names an opt-in pack registers, owned even while it is off: a pack that is not
 #: Hearthside's cannot pass itself off as the sandboxed, always-asking ``Bash`` because the
@@ -127,6 +129,10 @@ class PackReport:
     warnings: list[str] = field(default_factory=list)
     location: str = "app"
     first_party: bool = False
+    #: For a blocked pack: why, in words for a window (no command to type); and whether it is
+    #: an opt-in pack that is simply not turned on yet (the window says "off", not "disabled").
+    off_reason: str = ""
+    opt_in: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -402,9 +408,10 @@ class PackHost:
                 self.reports[(report.name, canonical_name(report.dist))] = report
                 batch.append(report)
                 continue
-            reason = self._block_reason(c)
+            reason, advice = self._block_reason(c)
             if reason:
-                report.status, report.error = "blocked", reason
+                report.status, report.error = "blocked", f"{reason}; {advice}" if advice else reason
+                report.off_reason, report.opt_in = reason, reason == OPT_IN_WHY
                 self._keep(report, batch)
                 continue
             by_name.setdefault(c.name, []).append(c)
@@ -430,15 +437,15 @@ class PackHost:
         self._by_name.setdefault(report.name, []).append(report)
         batch.append(report)
 
-    def _block_reason(self, c: Candidate) -> str:
+    def _block_reason(self, c: Candidate) -> tuple[str, str]:
+        """Why ``c`` is not loaded, as (the reason, the command that changes it); ("", "") when it loads."""
         if c.name in self.blocked or canonical_name(c.dist) in {canonical_name(b) for b in self.blocked}:
-            return "disabled by you; run 'hearthside plugins enable " + c.name + "' to load it again"
+            return "disabled by you", f"run 'hearthside plugins enable {c.name}' to load it again"
         if is_opt_in(c.name) and not {canonical_name(c.name), canonical_name(c.dist)} & self.opted_in:
-            return ("off until you turn it on (it runs shell commands, in the sandbox, asking you each time); "
-                    "run 'hearthside plugins enable " + c.name + "' to load it")
+            return OPT_IN_WHY, f"run 'hearthside plugins enable {c.name}' to load it"
         if self.safe_mode and not c.first_party:
-            return "safe mode: third-party packs are not loaded"
-        return ""
+            return "safe mode: third-party packs are not loaded", ""
+        return "", ""
 
     def _load_one(self, c: Candidate) -> PackReport:
         # A pack that prints must not corrupt a command's JSON on stdout.

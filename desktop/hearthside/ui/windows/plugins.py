@@ -200,7 +200,7 @@ class PluginsWindow(ManageWindow):
         self.tree.clear()
         items = []
         for r in reports:
-            status = STATUS_WORDS.get(r.status, r.status)
+            status = "off" if r.opt_in else STATUS_WORDS.get(r.status, r.status)
             if r.status == "ok" and self.held.get(r.name):
                 status = "ok, skill held back"
             it = QTreeWidgetItem([r.name, r.version, PluginService.origin(r), status])
@@ -244,7 +244,9 @@ class PluginsWindow(ManageWindow):
             lines.append("Uninstall it, or install a fixed version from its author."
                          if r.location == "packs" else "Disable it, or reinstall Hearthside.")
         elif r.status == "blocked":
-            lines.append(f"Disabled: {r.error or 'you switched it off'}. Enable it to load it at the next start.")
+            why = r.off_reason or r.error or "you switched it off"
+            said = why[:1].upper() + why[1:] if r.opt_in else f"Disabled: {why}"  # "Off until you turn it on ..."
+            lines.append(f"{said}. Enable loads it at the next start.")
         else:
             lines.append("Loaded and working.")
         adds = [f"{label}: {', '.join(r.contributes.get(k, []))}" for k, label in KINDS
