@@ -9,6 +9,7 @@ Hearthside's argument guard has nothing to check: whatever stops them is the ope
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -347,3 +348,42 @@ def test_a_bus_socket_inside_a_folder_the_server_may_change_is_covered(
         bus.wait(10)
     assert hello.is_error and "could not reach" in hello.content, hello.content
     assert not own.is_error and (root / "n.txt").read_text() == "x"
+
+
+def test_a_program_installed_under_tmp_still_starts_and_sees_only_its_own_folder_there() -> None:
+    """A checkout (and its virtualenv) under /tmp — a CI clone, a test run — vanished under the
+    private /tmp and every server failed with "execvp: No such file". The top-level entry of
+    what the command line names there is bound back read-only; the rest of /tmp stays hidden."""
+    import tempfile
+
+    from hearthside.core.sandbox import BusEndpoints, SandboxPolicy, bwrap_argv
+
+    if not sandbox.probe().ok:
+        pytest.skip(sandbox.probe().reason)
+    bwrap = shutil.which("bwrap")
+    assert bwrap
+    install = Path(tempfile.mkdtemp(prefix="hs-install-", dir="/tmp"))
+    other = Path(tempfile.mkdtemp(prefix="hs-other-", dir="/tmp"))
+    try:
+        (other / "secret.txt").write_text("not yours")
+        script = install / "bin" / "server.py"
+        script.parent.mkdir()
+        script.write_text(
+            "import os, sys\n"
+            f"print('other', os.path.exists({str(other / 'secret.txt')!r}))\n"
+            f"print('self', os.path.exists({str(install / 'bin' / 'server.py')!r}))\n"
+            "try:\n"
+            f"    open({str(install / 'new.txt')!r}, 'w').write('x')\n"
+            "    print('write ok')\n"
+            "except OSError as exc:\n"
+            "    print('write refused', exc.strerror)\n")
+        policy = SandboxPolicy(network=False, env={"PATH": os.environ.get("PATH", "")})
+        argv = bwrap_argv(bwrap, [sys.executable, str(script)], policy, BusEndpoints(), None)
+        out = subprocess.run(argv, check=False, capture_output=True, text=True, timeout=60, env=policy.child_env())
+        assert out.returncode == 0, out.stderr
+        assert "self True" in out.stdout and "other False" in out.stdout
+        assert "write refused Read-only file system" in out.stdout
+        assert not (install / "new.txt").exists()
+    finally:
+        shutil.rmtree(install, ignore_errors=True)
+        shutil.rmtree(other, ignore_errors=True)

@@ -79,3 +79,16 @@ def test_mounts_go_parents_first_so_a_runtime_folder_inside_a_writable_root_stay
     # the user's own /tmp given as a root: bound after the fresh one, so it is the real /tmp
     same = bwrap_argv("bwrap", ["srv"], SandboxPolicy(writable=("/tmp",)), BusEndpoints(), None)
     assert same.index("--tmpfs") < same.index("--bind-try")
+
+
+def test_only_the_top_level_entries_a_command_line_names_under_tmp_are_bound_back(tmp_path: Path) -> None:
+    from hearthside.core.sandbox import launch_entries
+
+    policy = SandboxPolicy(cwd="/tmp/work/sub", readable=("/tmp/venv/bin/python", "/usr/bin/python3"))
+    entries = launch_entries(["/tmp/checkout/.venv/bin/python", "/tmp/checkout/tests/srv.py", "--flag",
+                              "relative.py"], policy, ["/tmp", "/run/user/0"])
+    assert set(entries) <= {"/tmp/checkout", "/tmp/work", "/tmp/venv"} and "/tmp/work" in entries
+    assert "/tmp" not in entries
+    argv = bwrap_argv("bwrap", ["/tmp/checkout/.venv/bin/python"], policy, BusEndpoints(("/tmp/checkout/bus",)), None)
+    tmpfs, ro = argv.index("--tmpfs"), argv.index("/tmp/checkout")
+    assert argv[tmpfs + 1] == "/tmp" and tmpfs < ro and argv[ro - 1] == "--ro-bind-try"

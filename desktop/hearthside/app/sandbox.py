@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
@@ -94,13 +95,22 @@ class SandboxPolicies:
         writable = (*roots, *caches, *own.writable)
         return SandboxPolicy(protected=self.protected(), writable=tuple(writable),
                              network=network_for(own.network, _sandbox.session_bus()),
-                             cwd=cfg.cwd, env=dict(env))
+                             cwd=cfg.cwd, env=dict(env), readable=own_install())
 
     def for_folder(self, folder: str, env: Mapping[str, str], network: bool | None = False) -> SandboxPolicy:
         """The policy of a command run in ``folder`` (the shell pack): that folder read-write,
         the network off unless asked for."""
         return SandboxPolicy(protected=self.protected(), writable=(folder,),
-                             network=network_for(network, _sandbox.session_bus()), cwd=folder, env=dict(env))
+                             network=network_for(network, _sandbox.session_bus()), cwd=folder, env=dict(env),
+                             readable=own_install())
+
+
+def own_install() -> tuple[str, ...]:
+    """Hearthside's interpreter, its environment and its package: what a pack's server or a
+    bundle's launcher may run with, so it stays readable even when installed under ``/tmp``."""
+    import hearthside
+
+    return tuple(dict.fromkeys((sys.executable, sys.prefix, os.path.dirname(os.path.dirname(hearthside.__file__)))))
 
 
 def build_policies(app: AppContext) -> SandboxPolicies:

@@ -12,7 +12,8 @@ places read-only even inside a folder given read-write):
 2. the writable roots (the folders the user gave the server, its working folder) read-write;
 3. a fresh ``/dev``, ``/proc``, a private empty ``/tmp`` and an empty user runtime folder
    (``/run/user/UID``: the session bus, the keyring's control socket, the display sockets);
-   writable roots *inside* those are bound after them;
+   writable roots *inside* those are bound after them, and so, read-only, is the top-level
+   entry of each place the program's own command line names there (:func:`launch_entries`);
 4. every protected place (the soul, each persona folder, Hearthside's config, data and state
    folders) read-only again;
    then a *grant* (a fork's own copy, which lives in the state folder) read-write again: only
@@ -29,6 +30,7 @@ server (:func:`network_for`).
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -97,6 +99,10 @@ class SandboxPolicy:
     #: own copy, which lives in Hearthside's state folder. Bound read-write after the protected
     #: places; one that is itself a protected place or holds one is dropped (:func:`granted`).
     grants: tuple[str, ...] = ()
+    #: Places the process must be able to *read* even inside the private folders: Hearthside's
+    #: own interpreter and installation (a pack's server, a bundle's launcher script run with
+    #: them). Only their top-level entries there are bound back, read-only (:func:`launch_entries`).
+    readable: tuple[str, ...] = ()
 
     def child_env(self) -> dict[str, str]:
         """``env`` without the variables that point at the user's session."""
@@ -164,6 +170,36 @@ def network_for(requested: bool | None, bus: BusEndpoints) -> bool:
     return not bus.needs_net_cut
 
 
+def launch_entries(argv: Sequence[str], policy: SandboxPolicy, hidden: Sequence[str]) -> tuple[str, ...]:
+    """What the private folders must still show, read-only, for the program to start at all.
+
+    A program installed under ``/tmp`` (a checkout there, its virtualenv, the script it is
+    given) would vanish under the private ``/tmp`` and fail with "execvp: No such file". So
+    for the command (as given and as found on ``PATH``), every argument that names an existing
+    absolute path and the working folder, each one's top-level entry inside a private folder
+    (``/tmp/checkout`` for ``/tmp/checkout/.venv/bin/python``) is bound back read-only. Only
+    those entries: the rest of ``/tmp`` (the bus sockets, other programs' files) stays hidden.
+    Links are followed both ways (the place named and the place it leads to)."""
+    env_path = policy.env.get("PATH") if policy.env else None
+    names: list[str] = []
+    if argv:
+        cmd = argv[0]
+        found = cmd if os.sep in cmd else shutil.which(cmd, path=env_path)
+        if found:
+            names.append(found)
+    names += [a for a in argv[1:] if os.path.isabs(a) and os.path.lexists(a)]
+    if policy.cwd:
+        names.append(policy.cwd)
+    names += list(policy.readable)
+    out: list[str] = []
+    for name in names:
+        for place in (_norm(name), os.path.realpath(_norm(name))):
+            for h in hidden:
+                if place != h and within(place, h):
+                    out.append(os.path.join(h, os.path.relpath(place, h).split(os.sep)[0]))
+    return tuple(dict.fromkeys(out))
+
+
 def bwrap_argv(bwrap: str, argv: Sequence[str], policy: SandboxPolicy, bus: BusEndpoints,
                runtime_dir: str | None) -> list[str]:
     """The full command line: ``bwrap <mounts and namespaces> -- argv``.
@@ -185,6 +221,8 @@ def bwrap_argv(bwrap: str, argv: Sequence[str], policy: SandboxPolicy, bus: BusE
     mounts: list[tuple[str, list[str]]] = [(w, ["--bind-try", w, w]) for w in writable]
     mounts += [("/dev", ["--dev", "/dev"]), ("/proc", ["--proc", "/proc"])]
     mounts += [(h, ["--tmpfs", h]) for h in hidden]
+    visible = launch_entries(argv, policy, hidden)
+    mounts += [(v, ["--ro-bind-try", v, v]) for v in visible]
     mounts.sort(key=lambda m: (_depth(m[0]), m[1][0].startswith("--bind")))
     out = [bwrap, "--ro-bind", "/", "/"]
     for _, args in mounts:
@@ -198,7 +236,8 @@ def bwrap_argv(bwrap: str, argv: Sequence[str], policy: SandboxPolicy, bus: BusE
     for g in grants:  # only these, of all that lies in the protected places, become writable
         out += ["--bind", g, g]
     for sock in (_norm(s) for s in bus.paths if os.path.isabs(s)):
-        hidden_already = any(within(sock, h) for h in hidden) and not any(within(sock, w) for w in writable)
+        hidden_already = any(within(sock, h) for h in hidden) and not any(within(sock, w) for w in writable) \
+            and not any(within(sock, v) for v in visible)
         if os.path.lexists(sock) and not hidden_already:
             out += ["--ro-bind-try", "/dev/null", sock]
     out += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--die-with-parent"]
