@@ -174,6 +174,11 @@ class ForkService:
         #: Called with the record when a fork is ready for review (the tray shows a notice).
         self.on_ready: Callable[[ForkRecord], None] | None = None
         self._merger = SerializingMerger(WorkspaceMerger(allow=self._allow))
+        #: Records already parsed, by file identity (inode, mtime, size): the tray looks at the
+        #: registry on every refresh and each minute, and a record holds every base version
+        #: (one per workspace file), so an unchanged one is not read and parsed again. A record
+        #: is only ever replaced whole (atomic rename), which changes its identity.
+        self._parsed: dict[str, tuple[tuple[int, int, int], ForkRecord]] = {}
         self._guard_now: WriteGuard | None = None
 
     # --- where -------------------------------------------------------------------------
@@ -204,6 +209,20 @@ class ForkService:
 
     def _read(self, fid: str) -> ForkRecord:
         path = self._record_file(fid)
+        try:
+            st = os.lstat(path)
+            ident = (st.st_ino, st.st_mtime_ns, st.st_size)
+        except OSError:
+            ident = None
+        known = self._parsed.get(fid)
+        if ident is not None and known is not None and known[0] == ident:
+            return known[1]
+        rec = self._parse(fid, path)
+        if ident is not None:
+            self._parsed[fid] = (ident, rec)
+        return rec
+
+    def _parse(self, fid: str, path: Path) -> ForkRecord:
         text, why = read_text_bounded(path, MAX_RECORD_BYTES)
         if text is None and not why:
             raise ForkError(f"There is no fork {fid!r}; `hearthside forks list` shows them.", ErrorKind.NOT_FOUND)

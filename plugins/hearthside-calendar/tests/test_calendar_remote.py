@@ -97,7 +97,7 @@ def server() -> Iterator[Any]:
     srv.shutdown()
 
 
-def test_a_subscription_is_fetched_cached_and_revalidated_with_its_etag(server: Any, calendar_home: Path) -> None:
+def test_a_subscription_is_fetched_cached_and_revalidated_with_its_etag(server: Any, isolated_home: Path) -> None:
     url = f"{server.base}/secret-token-abc/basic.ics"
     entry = store.add("Work", url)
     svc = CalendarService(refresh_after=0)
@@ -111,7 +111,7 @@ def test_a_subscription_is_fetched_cached_and_revalidated_with_its_etag(server: 
     assert "Quarterly review" in out2
     assert cache.body_stamp(entry.id) == first  # the copy was reused, not rewritten
     # the secret address is in the keyring only: not in the config, the cache or anything written
-    for path in calendar_home.rglob("*"):
+    for path in isolated_home.rglob("*"):
         if path.is_file():
             assert b"secret-token-abc" not in path.read_bytes(), path
 
@@ -245,7 +245,7 @@ def _caldav_now() -> dt.datetime:
 
 
 def test_a_caldav_account_on_radicale_is_read_with_the_password_from_the_keyring(radicale: str,
-                                                                                calendar_home: Path) -> None:
+                                                                                isolated_home: Path) -> None:
     entry = store.add("Team", f"{radicale}/ada/work/", user="ada", password="correct horse")
     svc = CalendarService()
     # the fetch asks the server for a window around now; the fixture's events are in late 2026
@@ -255,10 +255,10 @@ def test_a_caldav_account_on_radicale_is_read_with_the_password_from_the_keyring
         dt.timezone(dt.timedelta(hours=-5)), "2026-11-09", "2026-11-13")
     assert "Tue 10 Nov 10:00–10:30  Team stand-up (moved)  (Room 4, Building B)  [Team]" in out
     assert "Thu 12 Nov" not in out  # the cancelled instance
-    for path in calendar_home.rglob("*"):
+    for path in isolated_home.rglob("*"):
         if path.is_file():
             assert b"correct horse" not in path.read_bytes(), path
-    assert json.loads((calendar_home / ".local/share/hearthside/pack-data/calendar/config.json").read_text())[
+    assert json.loads((isolated_home / ".local/share/hearthside/pack-data/calendar/config.json").read_text())[
         "calendars"][0]["user"] == "ada"
     del entry
 

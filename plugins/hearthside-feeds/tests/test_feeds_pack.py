@@ -23,18 +23,6 @@ from hearthside_feeds.form import forms
 from hearthside_feeds.tools import make_tools
 
 
-@pytest.fixture(autouse=True)
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """This file runs outside tests/conftest.py: its own HOME and XDG folders."""
-    h = tmp_path / "home"
-    for var, sub in (("XDG_CONFIG_HOME", ".config"), ("XDG_DATA_HOME", ".local/share"),
-                     ("XDG_STATE_HOME", ".local/state"), ("XDG_CACHE_HOME", ".cache")):
-        (h / sub).mkdir(parents=True)
-        monkeypatch.setenv(var, str(h / sub))
-    monkeypatch.setenv("HOME", str(h))
-    return h
-
-
 def rss(items: list[tuple[str, str]], title: str = "Hearth blog") -> bytes:
     body = "".join(f"<item><title>{t}</title><guid>{g}</guid><link>https://blog.example/{g}</link>"
                    f"<description>About {t}</description>"
@@ -139,7 +127,7 @@ def test_the_pack_loads_with_its_tools_commands_and_forms() -> None:
 
 
 def test_items_are_reported_once_across_calls_and_a_restart_and_the_etag_is_honoured(
-        server: Any, home: Path) -> None:
+        server: Any, isolated_home: Path) -> None:
     assert cli("add", f"{server.base}/rss").exit_code == 0
     first = call("feeds_new")
     assert titles(first) == ["Second post", "First post"] and 'new="2"' in first
@@ -152,9 +140,9 @@ def test_items_are_reported_once_across_calls_and_a_restart_and_the_etag_is_hono
     assert "nothing new" in call("feeds_new")
     # Another persona has its own record; a persona folder is never written.
     assert len(titles(call("feeds_new", persona="rowan"))) == 3
-    seen = home / ".local/share/hearthside/pack-data/feeds/seen"
+    seen = isolated_home / ".local/share/hearthside/pack-data/feeds/seen"
     assert len([p for p in seen.iterdir() if p.suffix == ".json"]) == 2
-    assert any((home / ".cache/hearthside/feeds").iterdir())
+    assert any((isolated_home / ".cache/hearthside/feeds").iterdir())
 
 
 def test_since_skips_older_items_without_marking_them(server: Any) -> None:
@@ -183,11 +171,11 @@ def test_feed_text_stays_inside_the_untrusted_fence(server: Any) -> None:
 
 
 def test_bad_feeds_cost_one_sentence_each_and_the_good_one_still_answers(
-        server: Any, home: Path) -> None:
+        server: Any, isolated_home: Path) -> None:
     pack_config("feeds").update(lambda d: d.update(timeout=1))
     for path in ("/html", "/missing", "/to/private", "/to/file", "/to/metadata", "/slow", "/badutf8", "/to/ok"):
         assert cli("add", server.base + path).exit_code == 0
-    before = {p for p in home.rglob("*")}
+    before = {p for p in isolated_home.rglob("*")}
     out = call("feeds_new")
     problems = [line for line in out.splitlines() if line.startswith("Could not read a feed")]
     text = "\n".join(problems)
@@ -200,8 +188,8 @@ def test_bad_feeds_cost_one_sentence_each_and_the_good_one_still_answers(
     assert len(problems) == 6 and all(p.count(".") >= 1 and "\n" not in p for p in problems)
     assert "First post" in out and "caf" in out  # the redirect to /rss and the bad bytes still read
     assert not any(p for p in server.requests if p[0] == "/etc/passwd")
-    written = {p for p in home.rglob("*")} - before
-    allowed = (home / ".cache/hearthside/feeds", home / ".local/share/hearthside/pack-data/feeds")
+    written = {p for p in isolated_home.rglob("*")} - before
+    allowed = (isolated_home / ".cache/hearthside/feeds", isolated_home / ".local/share/hearthside/pack-data/feeds")
     assert written and all(any(a == p or a in p.parents or p in a.parents for a in allowed)
                            for p in written), written
 

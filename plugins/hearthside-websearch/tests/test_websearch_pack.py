@@ -28,17 +28,6 @@ BRAVE_KEY = "BSA-loopback-7f3a9c1e5d"
 TAVILY_KEY = "tvly-loopback-2b8e4d6f0a"
 
 
-@pytest.fixture(autouse=True)
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    h = tmp_path / "home"
-    for var, sub in (("XDG_CONFIG_HOME", ".config"), ("XDG_DATA_HOME", ".local/share"),
-                     ("XDG_STATE_HOME", ".local/state"), ("XDG_CACHE_HOME", ".cache")):
-        (h / sub).mkdir(parents=True)
-        monkeypatch.setenv(var, str(h / sub))
-    monkeypatch.setenv("HOME", str(h))
-    return h
-
-
 @pytest.fixture
 def keys() -> Iterator[None]:
     secrets = pack_secrets("websearch")
@@ -191,7 +180,7 @@ def test_an_endpoint_the_key_may_not_go_to_is_refused(keys: None) -> None:
             asyncio.run(p.search(SearchQuery("x")))
 
 
-def test_the_keys_are_in_no_file_and_the_cli_sets_them_without_echo(home: Path, api: Any) -> None:
+def test_the_keys_are_in_no_file_and_the_cli_sets_them_without_echo(isolated_home: Path, api: Any) -> None:
     runner = CliRunner()
     res = runner.invoke(websearch_cli, ["set-key", "brave"], input=BRAVE_KEY + "\n")
     assert res.exit_code == 0 and BRAVE_KEY not in res.output
@@ -201,7 +190,7 @@ def test_the_keys_are_in_no_file_and_the_cli_sets_them_without_echo(home: Path, 
     assert status == [{"provider": "brave", "key": "set"}, {"provider": "tavily", "key": "set"}]
     web_search(BraveProvider(settings(api.base)), query="hearth")
     web_search(TavilyProvider(settings(api.base)), query="hearth")
-    for path in home.rglob("*"):
+    for path in isolated_home.rglob("*"):
         if path.is_file():
             data = path.read_bytes()
             assert BRAVE_KEY.encode() not in data and TAVILY_KEY.encode() not in data, path

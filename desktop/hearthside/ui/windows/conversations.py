@@ -146,6 +146,8 @@ class ConversationSidebar(QWidget):
         self.list.setAlternatingRowColors(True)  # where one conversation ends is clear
         self.list.setSpacing(2)
         self.list.setTextElideMode(Qt.TextElideMode.ElideRight)
+        # a list that may scroll sideways lays long titles out in full instead of eliding them
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.list.customContextMenuRequested.connect(self._menu)
         self.list.itemClicked.connect(self._choose)
